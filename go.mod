@@ -1,0 +1,3 @@
+module github.com/benchrun/benchrun
+
+go 1.26.8

@@ -1,0 +1,98 @@
+// Package results holds benchrun's result documents: what one load runner records
+// (Document), how documents from many runners merge exactly, and how a merged
+// document becomes the tables users publish (Summary and the renderers).
+//
+// The package is pure: no Kubernetes imports, no I/O beyond io.Reader/io.Writer.
+package results
+
+import "time"
+
+// SchemaVersion is the version of the result document format written by this package.
+// Decoders accept documents of this version only; bump it on any incompatible change.
+const SchemaVersion = 1
+
+// Document is the result of one runner process for a whole run: every scenario it ran,
+// in bounded size (histograms and counters, never raw samples). Documents from any number
+// of runners merge exactly with Merge.
+type Document struct {
+	// SchemaVersion is always SchemaVersion for documents produced by this code.
+	SchemaVersion int `json:"schemaVersion"`
+	// Runners names the runner processes whose data this document holds
+	// (one entry for a runner's own document, several after a merge).
+	Runners []string `json:"runners"`
+	// Partial is true when at least one runner stopped before its scenarios ended
+	// (interrupted, failed, evicted). Partial data is kept and reported as partial.
+	Partial bool `json:"partial,omitempty"`
+	// PartialReasons says why the document is partial, one line per cause.
+	PartialReasons []string `json:"partialReasons,omitempty"`
+	// Scenarios are in run order.
+	Scenarios []Scenario `json:"scenarios"`
+}
+
+// Scenario holds everything recorded for one scenario by one or more runners.
+type Scenario struct {
+	// Name is the scenario name from the BenchmarkRun (e.g. "hello_world").
+	Name string `json:"name"`
+	// Type is the scenario type (e.g. "hetu.hello_world", "redis.get").
+	Type string `json:"type,omitempty"`
+	// Calls counts every finished call, successful or not.
+	Calls int64 `json:"calls"`
+	// Errors counts calls that failed (transport error, server rejection, script error).
+	Errors int64 `json:"errors"`
+	// ErrorKinds counts errors by a short kind string, bounded to MaxDistinctValues entries
+	// (the rest go to OtherValue).
+	ErrorKinds map[string]int64 `json:"errorKinds,omitempty"`
+	// FirstStart is the wall-clock start of the first call.
+	FirstStart time.Time `json:"firstStart"`
+	// LastEnd is the wall-clock end of the last call.
+	LastEnd time.Time `json:"lastEnd"`
+	// Latency is the histogram of call durations of all calls (errors included, as ya does).
+	Latency Histogram `json:"latency"`
+	// ReturnValues counts str(return value) per call, bounded to MaxDistinctValues entries;
+	// values beyond that are counted under OtherValue.
+	ReturnValues map[string]int64 `json:"returnValues,omitempty"`
+	// Starts counts call starts per BucketMs interval of wall-clock time. It is what the seeds'
+	// CPS trimming (drop the first and last 10 % of samples by start time) and the per-minute
+	// counts are computed from, in memory proportional to the run length, not the call count.
+	Starts Timeline `json:"starts"`
+	// BytesSent and BytesReceived are payload bytes written to and read from the target.
+	BytesSent     int64 `json:"bytesSent,omitempty"`
+	BytesReceived int64 `json:"bytesReceived,omitempty"`
+}
+
+// Histogram is a sparse HDR histogram of durations in microseconds, 3 significant digits,
+// trackable range [1 µs, 1 h]. Buckets holds [value, count] pairs in ascending value order,
+// where value is the lowest value equivalent to the bucket; only non-zero buckets are listed.
+// Histograms with the same parameters merge exactly by adding counts.
+type Histogram struct {
+	// Unit is always "us".
+	Unit string `json:"unit"`
+	// SignificantFigures is the HDR precision (3).
+	SignificantFigures int `json:"sigFigs"`
+	// Min and Max are the exact extreme values recorded (µs), not bucket bounds.
+	Min int64 `json:"min"`
+	Max int64 `json:"max"`
+	// Sum is the exact sum of recorded values (µs), for an exact mean.
+	Sum int64 `json:"sum"`
+	// SumSquares is the sum of squared values (µs²) as a float, for the standard deviation.
+	SumSquares float64 `json:"sumSquares"`
+	// Buckets are the non-zero [value, count] pairs.
+	Buckets [][2]int64 `json:"buckets"`
+}
+
+// Timeline counts events per fixed wall-clock interval.
+type Timeline struct {
+	// StartUnixMs is the wall-clock start of bucket 0, a multiple of BucketMs.
+	StartUnixMs int64 `json:"startUnixMs"`
+	// BucketMs is the bucket width in milliseconds (1000 unless stated otherwise).
+	BucketMs int64 `json:"bucketMs"`
+	// Counts are the events per bucket.
+	Counts []int64 `json:"counts"`
+}
+
+// MaxDistinctValues bounds ReturnValues and ErrorKinds so a document stays small whatever
+// the scenario returns.
+const MaxDistinctValues = 64
+
+// OtherValue is the key under which values beyond MaxDistinctValues are counted.
+const OtherValue = "(other)"
