@@ -1,0 +1,265 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"time"
+)
+
+// Bounds on timelines, so a hostile document cannot make arithmetic on them overflow.
+const (
+	maxTimelineBucketMs = 24 * 60 * 60 * 1000
+	maxTimelineAbsMs    = 1 << 50 // about year 37 000
+	maxTimelineBuckets  = 1 << 24 // 194 days of 1 s buckets
+)
+
+// Decode reads one JSON result document from r and checks it with Validate. Unknown fields,
+// trailing data and any inconsistency are errors naming the offending field.
+func Decode(r io.Reader) (*Document, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var doc Document
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("results: decoding document: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("results: decoding document: unexpected data after the document")
+	}
+	if err := doc.Validate(); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
+// Encode validates doc and writes it to w as indented JSON followed by a newline.
+func Encode(w io.Writer, doc *Document) error {
+	if err := doc.Validate(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: encoding document: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = io.Copy(w, bytes.NewReader(b))
+	return err
+}
+
+// Validate checks that doc is a consistent document of schema version SchemaVersion: counts
+// are non-negative and add up, histogram buckets are ascending, in range and on bucket
+// boundaries, timelines agree with the call counts and maps are bounded.
+func (doc *Document) Validate() error {
+	if doc == nil {
+		return errors.New("results: nil document")
+	}
+	if doc.SchemaVersion != SchemaVersion {
+		return fmt.Errorf("results: schemaVersion: unsupported version %d (this build reads %d)", doc.SchemaVersion, SchemaVersion)
+	}
+	if !doc.Partial && len(doc.PartialReasons) > 0 {
+		return errors.New("results: partialReasons: set but partial is false")
+	}
+	seen := make(map[string]bool, len(doc.Scenarios))
+	for i := range doc.Scenarios {
+		s := &doc.Scenarios[i]
+		if s.Name == "" {
+			return fmt.Errorf("results: scenarios[%d].name: empty", i)
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("results: scenarios[%d].name: duplicate scenario %q", i, s.Name)
+		}
+		seen[s.Name] = true
+		if err := s.validate(); err != nil {
+			return fmt.Errorf("results: scenarios[%d] (%q).%w", i, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// validate checks one scenario; errors start with the field name.
+func (s *Scenario) validate() error {
+	switch {
+	case s.Calls < 0:
+		return fmt.Errorf("calls: negative (%d)", s.Calls)
+	case s.Errors < 0:
+		return fmt.Errorf("errors: negative (%d)", s.Errors)
+	case s.Errors > s.Calls:
+		return fmt.Errorf("errors: %d is more than calls (%d)", s.Errors, s.Calls)
+	case s.BytesSent < 0:
+		return fmt.Errorf("bytesSent: negative (%d)", s.BytesSent)
+	case s.BytesReceived < 0:
+		return fmt.Errorf("bytesReceived: negative (%d)", s.BytesReceived)
+	}
+	if err := validateCounts(s.ErrorKinds, s.Errors); err != nil {
+		return fmt.Errorf("errorKinds: %w (errors is %d)", err, s.Errors)
+	}
+	if err := validateCounts(s.ReturnValues, s.Calls-s.Errors); err != nil {
+		return fmt.Errorf("returnValues: %w (calls-errors is %d)", err, s.Calls-s.Errors)
+	}
+	if s.Calls == 0 {
+		if !s.FirstStart.IsZero() || !s.LastEnd.IsZero() {
+			return errors.New("firstStart: set although calls is 0")
+		}
+	} else {
+		if s.FirstStart.IsZero() {
+			return errors.New("firstStart: missing")
+		}
+		if s.LastEnd.Before(s.FirstStart) {
+			return fmt.Errorf("lastEnd: %s is before firstStart %s", s.LastEnd.Format(time.RFC3339Nano), s.FirstStart.Format(time.RFC3339Nano))
+		}
+	}
+	if err := s.Latency.validate(s.Calls); err != nil {
+		return fmt.Errorf("latency.%w", err)
+	}
+	if err := s.Starts.validate(s.Calls, s.FirstStart, s.LastEnd); err != nil {
+		return fmt.Errorf("starts.%w", err)
+	}
+	return nil
+}
+
+// validateCounts checks a bounded count map against its expected total.
+func validateCounts(m map[string]int64, total int64) error {
+	if len(m) > MaxDistinctValues {
+		return fmt.Errorf("%d entries, more than %d", len(m), MaxDistinctValues)
+	}
+	var sum int64
+	for k, n := range m {
+		if len(k) > MaxValueLength {
+			return fmt.Errorf("key %.20q...: longer than %d bytes", k, MaxValueLength)
+		}
+		if n <= 0 {
+			return fmt.Errorf("[%q]: count %d is not positive", k, n)
+		}
+		if sum > math.MaxInt64-n {
+			return fmt.Errorf("[%q]: counts overflow", k)
+		}
+		sum += n
+	}
+	if len(m) > 0 && sum != total {
+		return fmt.Errorf("counts add up to %d", sum)
+	}
+	if len(m) == 0 && total != 0 {
+		return errors.New("empty")
+	}
+	return nil
+}
+
+// validate checks a histogram holding calls values; errors start with the field name.
+func (h *Histogram) validate(calls int64) error {
+	if h.Unit != HistogramUnit {
+		return fmt.Errorf("unit: %q, want %q", h.Unit, HistogramUnit)
+	}
+	if h.SignificantFigures != HistogramSigFigs {
+		return fmt.Errorf("sigFigs: %d, want %d", h.SignificantFigures, HistogramSigFigs)
+	}
+	if math.IsNaN(h.SumSquares) || math.IsInf(h.SumSquares, 0) || h.SumSquares < 0 {
+		return fmt.Errorf("sumSquares: %v is not a finite non-negative number", h.SumSquares)
+	}
+	if calls == 0 {
+		if h.Min != 0 || h.Max != 0 || h.Sum != 0 || h.SumSquares != 0 || len(h.Buckets) != 0 {
+			return errors.New("buckets: histogram not empty although calls is 0")
+		}
+		return nil
+	}
+	if h.Min < HistogramMinValue || h.Min > HistogramMaxValue {
+		return fmt.Errorf("min: %d outside [%d, %d]", h.Min, HistogramMinValue, HistogramMaxValue)
+	}
+	if h.Max < h.Min || h.Max > HistogramMaxValue {
+		return fmt.Errorf("max: %d outside [min %d, %d]", h.Max, h.Min, HistogramMaxValue)
+	}
+	var total int64
+	for i, b := range h.Buckets {
+		v, n := b[0], b[1]
+		if v < HistogramMinValue || v > HistogramMaxValue {
+			return fmt.Errorf("buckets[%d]: value %d outside [%d, %d]", i, v, HistogramMinValue, HistogramMaxValue)
+		}
+		if hdrLowest(v) != v {
+			return fmt.Errorf("buckets[%d]: value %d is not a bucket boundary (want %d)", i, v, hdrLowest(v))
+		}
+		if i > 0 && v <= h.Buckets[i-1][0] {
+			return fmt.Errorf("buckets[%d]: value %d not ascending (previous %d)", i, v, h.Buckets[i-1][0])
+		}
+		if n <= 0 {
+			return fmt.Errorf("buckets[%d]: count %d is not positive", i, n)
+		}
+		if total > math.MaxInt64-n {
+			return fmt.Errorf("buckets[%d]: counts overflow", i)
+		}
+		total += n
+	}
+	if total != calls {
+		return fmt.Errorf("buckets: counts add up to %d, calls is %d", total, calls)
+	}
+	if first := h.Buckets[0][0]; hdrLowest(h.Min) != first {
+		return fmt.Errorf("min: %d is not in the first bucket (%d)", h.Min, first)
+	}
+	if last := h.Buckets[len(h.Buckets)-1][0]; hdrLowest(h.Max) != last {
+		return fmt.Errorf("max: %d is not in the last bucket (%d)", h.Max, last)
+	}
+	lo, okLo := mulInt64(h.Min, calls)
+	hi, okHi := mulInt64(h.Max, calls)
+	if !okLo || h.Sum < lo || (okHi && h.Sum > hi) {
+		return fmt.Errorf("sum: %d is not between min*calls and max*calls", h.Sum)
+	}
+	return nil
+}
+
+// mulInt64 returns a*b for non-negative a and b, and whether it fits in an int64.
+func mulInt64(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(lo), true
+}
+
+// validate checks a start timeline against the scenario it belongs to; errors start with the
+// field name.
+func (t *Timeline) validate(calls int64, firstStart, lastEnd time.Time) error {
+	if t.BucketMs <= 0 || t.BucketMs > maxTimelineBucketMs {
+		return fmt.Errorf("bucketMs: %d outside [1, %d]", t.BucketMs, maxTimelineBucketMs)
+	}
+	if t.StartUnixMs%t.BucketMs != 0 {
+		return fmt.Errorf("startUnixMs: %d is not a multiple of bucketMs %d", t.StartUnixMs, t.BucketMs)
+	}
+	if t.StartUnixMs < -maxTimelineAbsMs || t.StartUnixMs > maxTimelineAbsMs {
+		return fmt.Errorf("startUnixMs: %d out of range", t.StartUnixMs)
+	}
+	if len(t.Counts) > maxTimelineBuckets {
+		return fmt.Errorf("counts: %d buckets, more than %d", len(t.Counts), maxTimelineBuckets)
+	}
+	var total int64
+	for i, n := range t.Counts {
+		if n < 0 {
+			return fmt.Errorf("counts[%d]: negative (%d)", i, n)
+		}
+		if total > math.MaxInt64-n {
+			return fmt.Errorf("counts[%d]: counts overflow", i)
+		}
+		total += n
+	}
+	if total != calls {
+		return fmt.Errorf("counts: add up to %d, calls is %d", total, calls)
+	}
+	if calls == 0 {
+		if len(t.Counts) != 0 {
+			return errors.New("counts: zero buckets listed although calls is 0")
+		}
+		return nil
+	}
+	if t.Counts[0] == 0 || t.Counts[len(t.Counts)-1] == 0 {
+		return errors.New("counts: first and last buckets must not be zero")
+	}
+	if ms := firstStart.UnixMilli(); ms < t.StartUnixMs || ms >= t.StartUnixMs+t.BucketMs {
+		return fmt.Errorf("startUnixMs: first bucket [%d, %d) does not hold firstStart (%d ms)", t.StartUnixMs, t.StartUnixMs+t.BucketMs, ms)
+	}
+	lastBucket := t.StartUnixMs + int64(len(t.Counts)-1)*t.BucketMs
+	if ms := lastEnd.UnixMilli(); ms < lastBucket {
+		return fmt.Errorf("counts: last bucket starts at %d ms, after lastEnd (%d ms)", lastBucket, ms)
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+package results
+
+import (
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxValueLength bounds the length in bytes of a return value or error kind key; longer
+// strings are cut (on a UTF-8 boundary) before they are counted.
+const MaxValueLength = 128
+
+// timelineBucketMs is the width of the start timeline buckets a Recorder writes.
+const timelineBucketMs = 1000
+
+// Recorder accumulates the calls of one scenario in bounded memory (about 190 KiB of
+// histogram counts, plus 8 bytes per wall-clock second of run time). It is not safe for
+// concurrent use: give each VU or goroutine its own Recorder and combine the documents with
+// Merge. Record does not allocate once the values it sees have been seen before.
+type Recorder struct {
+	name, scenarioType string
+
+	calls, errors         int64
+	bytesSent, bytesRecv  int64
+	firstStart, lastEnd   time.Time
+	min, max, sum         int64
+	sumSquares            float64
+	counts                []int64 // dense HDR counts, hdrCountsLen long
+	startMs               int64   // wall-clock ms of starts[0]
+	starts                []int64 // call starts per timelineBucketMs
+	values, errKinds      boundedCounter
+	lastValue, lastErrKnd string
+	lastValueN, lastErrN  *int64
+}
+
+// boundedCounter counts strings, keeping at most MaxDistinctValues distinct keys; the rest
+// are counted in other.
+type boundedCounter struct {
+	m     map[string]*int64
+	other int64
+}
+
+// add counts one occurrence of s and returns the stored key and its counter (nil when s
+// went to other).
+func (c *boundedCounter) add(s string) (string, *int64) {
+	if p, ok := c.m[s]; ok {
+		*p++
+		return s, p
+	}
+	if len(c.m) >= MaxDistinctValues {
+		c.other++
+		return s, nil
+	}
+	if c.m == nil {
+		c.m = make(map[string]*int64)
+	}
+	s = strings.Clone(s)
+	p := new(int64)
+	*p = 1
+	c.m[s] = p
+	return s, p
+}
+
+// snapshot returns the counts as a bounded map (nil when empty).
+func (c *boundedCounter) snapshot() map[string]int64 {
+	if len(c.m) == 0 && c.other == 0 {
+		return nil
+	}
+	m := make(map[string]int64, len(c.m)+1)
+	for k, p := range c.m {
+		m[k] += *p
+	}
+	if c.other > 0 {
+		m[OtherValue] += c.other
+	}
+	return boundMap(m)
+}
+
+// NewRecorder returns an empty Recorder for the scenario with the given name and type.
+func NewRecorder(name, scenarioType string) *Recorder {
+	return &Recorder{
+		name:         name,
+		scenarioType: scenarioType,
+		counts:       make([]int64, hdrCountsLen),
+		starts:       make([]int64, 0, 600),
+	}
+}
+
+// Record counts one finished call that started at start and took d. returnValue is the
+// call's result as a string (counted for successful calls only); errKind is "" for a success,
+// else a short error kind. Failed calls count in the latency histogram too, as ya does.
+func (r *Recorder) Record(start time.Time, d time.Duration, returnValue string, errKind string) {
+	if d < 0 {
+		d = 0
+	}
+	us := clampMicros(int64(d))
+	r.counts[hdrIndex(us)]++
+	if r.calls == 0 || us < r.min {
+		r.min = us
+	}
+	if us > r.max {
+		r.max = us
+	}
+	r.sum += us
+	r.sumSquares += float64(us) * float64(us)
+
+	if r.calls == 0 || start.Before(r.firstStart) {
+		r.firstStart = start
+	}
+	if end := start.Add(d); end.After(r.lastEnd) {
+		r.lastEnd = end
+	}
+	r.calls++
+	r.addStart(start.UnixMilli())
+
+	if errKind != "" {
+		r.errors++
+		if r.lastErrN != nil && errKind == r.lastErrKnd {
+			*r.lastErrN++
+			return
+		}
+		r.lastErrKnd, r.lastErrN = r.errKinds.add(truncateValue(errKind))
+		return
+	}
+	if r.lastValueN != nil && returnValue == r.lastValue {
+		*r.lastValueN++
+		return
+	}
+	r.lastValue, r.lastValueN = r.values.add(truncateValue(returnValue))
+}
+
+// addStart counts a call start at wall-clock millisecond ms in the timeline.
+func (r *Recorder) addStart(ms int64) {
+	bucketMs := floorDiv(ms, timelineBucketMs) * timelineBucketMs
+	if len(r.starts) == 0 {
+		r.startMs = bucketMs
+		r.starts = append(r.starts, 1)
+		return
+	}
+	i := (bucketMs - r.startMs) / timelineBucketMs
+	switch {
+	case i >= 0 && i < int64(len(r.starts)):
+		r.starts[i]++
+	case i >= int64(len(r.starts)):
+		for int64(len(r.starts)) < i {
+			r.starts = append(r.starts, 0)
+		}
+		r.starts = append(r.starts, 1)
+	default: // a start before the first one seen: rare, grow at the front
+		front := make([]int64, -i, -i+int64(len(r.starts)))
+		front[0] = 1
+		r.starts = append(front, r.starts...)
+		r.startMs = bucketMs
+	}
+}
+
+// AddBytes adds payload bytes written to (sent) and read from (recv) the target.
+func (r *Recorder) AddBytes(sent, recv int64) {
+	r.bytesSent += sent
+	r.bytesRecv += recv
+}
+
+// Scenario returns a snapshot of everything recorded so far; the Recorder can go on recording.
+func (r *Recorder) Scenario() Scenario {
+	s := Scenario{
+		Name:          r.name,
+		Type:          r.scenarioType,
+		Calls:         r.calls,
+		Errors:        r.errors,
+		ErrorKinds:    r.errKinds.snapshot(),
+		ReturnValues:  r.values.snapshot(),
+		BytesSent:     r.bytesSent,
+		BytesReceived: r.bytesRecv,
+		Latency: Histogram{
+			Unit:               HistogramUnit,
+			SignificantFigures: HistogramSigFigs,
+			Buckets:            [][2]int64{},
+		},
+		Starts: Timeline{BucketMs: timelineBucketMs, Counts: []int64{}},
+	}
+	if r.calls == 0 {
+		return s
+	}
+	s.FirstStart, s.LastEnd = r.firstStart.UTC(), r.lastEnd.UTC()
+	s.Latency.Min, s.Latency.Max, s.Latency.Sum = r.min, r.max, r.sum
+	s.Latency.SumSquares = r.sumSquares
+	for i := hdrIndex(r.min); i <= hdrIndex(r.max); i++ {
+		if n := r.counts[i]; n != 0 {
+			s.Latency.Buckets = append(s.Latency.Buckets, [2]int64{hdrValue(i), n})
+		}
+	}
+	s.Starts.StartUnixMs = r.startMs
+	s.Starts.Counts = slices.Clone(r.starts)
+	return s
+}
+
+// truncateValue cuts s to at most MaxValueLength bytes without splitting a UTF-8 sequence.
+func truncateValue(s string) string {
+	if len(s) <= MaxValueLength {
+		return s
+	}
+	n := MaxValueLength
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// floorDiv divides rounding towards negative infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// boundMap folds m to at most MaxDistinctValues keys: the largest counts are kept (ties by
+// key) and the rest, OtherValue included, are summed under OtherValue. m is returned as is
+// when it is small enough.
+func boundMap(m map[string]int64) map[string]int64 {
+	if len(m) <= MaxDistinctValues {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != OtherValue {
+			keys = append(keys, k)
+		}
+	}
+	sortByCount(keys, m)
+	out := make(map[string]int64, MaxDistinctValues)
+	for _, k := range keys[:MaxDistinctValues-1] {
+		out[k] = m[k]
+	}
+	other := m[OtherValue]
+	for _, k := range keys[MaxDistinctValues-1:] {
+		other += m[k]
+	}
+	out[OtherValue] = other
+	return out
+}
+
+// sortByCount sorts keys by descending count in m, ties by ascending key.
+func sortByCount(keys []string, m map[string]int64) {
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			if m[a] > m[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+}

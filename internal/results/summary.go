@@ -1,0 +1,314 @@
+package results
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Summary is what a merged document reports: one line of statistics per scenario. It goes
+// into the BenchmarkRun status and the report; its JSON keys are part of that API.
+type Summary struct {
+	// Partial is true when some data is missing (see PartialReasons).
+	Partial bool `json:"partial,omitempty"`
+	// PartialReasons says why the results are partial, one line per cause.
+	PartialReasons []string `json:"partialReasons,omitempty"`
+	// Scenarios are in the order of the document (run order).
+	Scenarios []ScenarioSummary `json:"scenarios"`
+}
+
+// ScenarioSummary holds the published statistics of one scenario.
+type ScenarioSummary struct {
+	// Name is the scenario name.
+	Name string `json:"name"`
+	// Type is the scenario type.
+	Type string `json:"type,omitempty"`
+	// Calls counts all calls, failed ones included (ya's Count).
+	Calls int64 `json:"calls"`
+	// Errors counts failed calls.
+	Errors int64 `json:"errors"`
+	// CPS is calls per second after trimming (see Options).
+	CPS float64 `json:"cps"`
+	// LatencyMs holds the latency statistics over all calls, in milliseconds.
+	LatencyMs Latency `json:"latencyMs"`
+	// ReturnValues are the most frequent return values of successful calls.
+	ReturnValues []ValueCount `json:"returnValues,omitempty"`
+	// ErrorKinds are the most frequent error kinds, percent of all errors.
+	ErrorKinds []ValueCount `json:"errorKinds,omitempty"`
+	// CallsPerMinute counts call starts per minute from the first start truncated to the
+	// second; the first and last minutes are partial.
+	CallsPerMinute []int64 `json:"callsPerMinute,omitempty"`
+	// Start is the wall-clock start of the first call.
+	Start time.Time `json:"start"`
+	// End is the wall-clock end of the last call.
+	End time.Time `json:"end"`
+	// DurationSeconds is End - Start in seconds.
+	DurationSeconds float64 `json:"durationSeconds"`
+}
+
+// Latency holds latency statistics in milliseconds rounded to 2 decimals. Mean, Min and Max
+// are exact; percentiles are within the histogram precision (< 0.1 %).
+type Latency struct {
+	// Mean is the arithmetic mean.
+	Mean float64 `json:"mean"`
+	// P50 is the 50th percentile (ya's k50).
+	P50 float64 `json:"p50"`
+	// P90 is the 90th percentile (ya's k90).
+	P90 float64 `json:"p90"`
+	// P99 is the 99th percentile (ya's k99).
+	P99 float64 `json:"p99"`
+	// P999 is the 99.9th percentile.
+	P999 float64 `json:"p999"`
+	// Min is the smallest latency.
+	Min float64 `json:"min"`
+	// Max is the largest latency.
+	Max float64 `json:"max"`
+	// Median equals P50 (ya publishes both).
+	Median float64 `json:"median"`
+	// StdDev is the sample standard deviation.
+	StdDev float64 `json:"stddev"`
+}
+
+// ValueCount is one entry of a value distribution.
+type ValueCount struct {
+	// Value is the value as a string.
+	Value string `json:"value"`
+	// Count is how many times it occurred.
+	Count int64 `json:"count"`
+	// Percent is Count as a percentage of the distribution's total, rounded to 2 decimals.
+	Percent float64 `json:"percent"`
+}
+
+// Options tune Summarize. Use DefaultOptions for ya's rules.
+type Options struct {
+	// TrimFraction is the fraction of calls (by start time) dropped at each end of the run
+	// before computing CPS; ya uses 0.1. Values outside [0, 0.5) are clamped.
+	TrimFraction float64
+	// WarmUp and CoolDown, when either is positive, replace TrimFraction: CPS counts the calls
+	// started within [first start + WarmUp, last end - CoolDown].
+	WarmUp, CoolDown time.Duration
+	// TopValues is how many return values and error kinds to list per scenario; 0 or less
+	// lists them all.
+	TopValues int
+}
+
+// DefaultOptions returns ya's rules: 10 % trimmed at each end for CPS, top 5 return values.
+func DefaultOptions() Options {
+	return Options{TrimFraction: 0.1, TopValues: 5}
+}
+
+// Summarize computes the published statistics of every scenario in doc, in document order.
+// doc is assumed valid (as returned by Decode, Merge or Recorder.Scenario).
+func Summarize(doc *Document, opts Options) Summary {
+	sum := Summary{
+		Partial:        doc.Partial,
+		PartialReasons: slices.Clone(doc.PartialReasons),
+		Scenarios:      make([]ScenarioSummary, 0, len(doc.Scenarios)),
+	}
+	for i := range doc.Scenarios {
+		sum.Scenarios = append(sum.Scenarios, summarizeScenario(&doc.Scenarios[i], opts))
+	}
+	return sum
+}
+
+// summarizeScenario computes the statistics of one scenario.
+func summarizeScenario(s *Scenario, opts Options) ScenarioSummary {
+	out := ScenarioSummary{
+		Name:           s.Name,
+		Type:           s.Type,
+		Calls:          s.Calls,
+		Errors:         s.Errors,
+		CPS:            round2(cps(s, opts)),
+		LatencyMs:      latency(&s.Latency, s.Calls),
+		ReturnValues:   topValues(s.ReturnValues, s.Calls-s.Errors, opts.TopValues),
+		ErrorKinds:     topValues(s.ErrorKinds, s.Errors, opts.TopValues),
+		CallsPerMinute: callsPerMinute(s),
+	}
+	if s.Calls > 0 {
+		out.Start, out.End = s.FirstStart, s.LastEnd
+		out.DurationSeconds = round2(s.LastEnd.Sub(s.FirstStart).Seconds())
+	}
+	return out
+}
+
+// latency computes the latency statistics of a histogram of n values.
+func latency(h *Histogram, n int64) Latency {
+	if n == 0 {
+		return Latency{}
+	}
+	const ms = 1000.0 // µs per ms
+	mean := float64(h.Sum) / float64(n)
+	var std float64
+	if n > 1 {
+		v := (h.SumSquares - float64(h.Sum)*mean) / float64(n-1)
+		std = math.Sqrt(max(v, 0))
+	}
+	p50 := round2(quantile(h, n, 0.5) / ms)
+	return Latency{
+		Mean:   round2(mean / ms),
+		P50:    p50,
+		P90:    round2(quantile(h, n, 0.9) / ms),
+		P99:    round2(quantile(h, n, 0.99) / ms),
+		P999:   round2(quantile(h, n, 0.999) / ms),
+		Min:    round2(float64(h.Min) / ms),
+		Max:    round2(float64(h.Max) / ms),
+		Median: p50,
+		StdDev: round2(std / ms),
+	}
+}
+
+// quantile returns the value (µs) at quantile q of a histogram of n values: the middle of
+// the bucket holding the ceil(q*n)-th smallest value, kept within [Min, Max].
+func quantile(h *Histogram, n int64, q float64) float64 {
+	rank := int64(math.Ceil(q * float64(n)))
+	rank = min(max(rank, 1), n)
+	var seen int64
+	for _, b := range h.Buckets {
+		seen += b[1]
+		if seen >= rank {
+			mid := float64(b[0]) + float64(hdrWidth(b[0])-1)/2
+			return min(max(mid, float64(h.Min)), float64(h.Max))
+		}
+	}
+	return float64(h.Max)
+}
+
+// topValues returns the n most frequent entries of m (all when n <= 0), ties by value, with
+// percentages of total.
+func topValues(m map[string]int64, total int64, n int) []ValueCount {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortByCount(keys, m)
+	if n > 0 && len(keys) > n {
+		keys = keys[:n]
+	}
+	out := make([]ValueCount, len(keys))
+	for i, k := range keys {
+		out[i] = ValueCount{Value: k, Count: m[k]}
+		if total > 0 {
+			out[i].Percent = round2(float64(m[k]) * 100 / float64(total))
+		}
+	}
+	return out
+}
+
+// callsPerMinute counts starts per minute i, [t0+i·60s, t0+(i+1)·60s), where t0 is the first
+// start truncated to the second. With timeline buckets of 1 s this is exact.
+func callsPerMinute(s *Scenario) []int64 {
+	if s.Calls == 0 {
+		return nil
+	}
+	t0 := floorDiv(s.FirstStart.UnixMilli(), 1000) * 1000
+	var out []int64
+	for i, n := range s.Starts.Counts {
+		if n == 0 {
+			continue
+		}
+		minute := max(floorDiv(s.Starts.StartUnixMs+int64(i)*s.Starts.BucketMs-t0, 60_000), 0)
+		for int64(len(out)) <= minute {
+			out = append(out, 0)
+		}
+		out[minute] += n
+	}
+	return out
+}
+
+// cps returns calls per second after trimming.
+//
+// The document keeps call starts per 1 s bucket, not each start time, so the trimming is
+// approximated: within a bucket, starts are taken as spread evenly (the first bucket from
+// FirstStart, the last bucket up to LastEnd when that is earlier than its end). With fraction
+// trimming the instants t10 and t90 where the cumulative start count reaches 10 % and 90 % of
+// the calls are interpolated that way and CPS = 0.8·calls / (t90 − t10), which for any load
+// that is steady within a second equals ya's count of kept samples over their time span.
+// With WarmUp/CoolDown the starts inside the window are counted the same way and divided by
+// the window's length. Runs of fewer than 2 calls, or whose window is empty, give 0.
+func cps(s *Scenario, opts Options) float64 {
+	if s.Calls < 2 {
+		return 0
+	}
+	tl := newProfile(s)
+	if opts.WarmUp > 0 || opts.CoolDown > 0 {
+		from := float64(s.FirstStart.UnixNano())/1e6 + float64(opts.WarmUp)/1e6
+		to := float64(s.LastEnd.UnixNano())/1e6 - float64(opts.CoolDown)/1e6
+		if to <= from {
+			return 0
+		}
+		return (tl.countAt(to) - tl.countAt(from)) / ((to - from) / 1000)
+	}
+	f := min(max(opts.TrimFraction, 0), 0.49)
+	n := float64(s.Calls)
+	lo, hi := f*n, (1-f)*n
+	span := tl.timeAt(hi) - tl.timeAt(lo)
+	if span <= 0 {
+		return 0
+	}
+	return (hi - lo) / (span / 1000)
+}
+
+// profile is a start timeline as segments of evenly spread starts, times in Unix ms.
+type profile struct {
+	from, to []float64
+	counts   []int64
+}
+
+// newProfile builds the profile of a scenario with calls.
+func newProfile(s *Scenario) profile {
+	t := s.Starts
+	p := profile{counts: t.Counts}
+	first := float64(s.FirstStart.UnixNano()) / 1e6
+	last := float64(s.LastEnd.UnixNano()) / 1e6
+	for i := range t.Counts {
+		a := float64(t.StartUnixMs + int64(i)*t.BucketMs)
+		b := a + float64(t.BucketMs)
+		if i == 0 {
+			a = max(a, first)
+		}
+		if i == len(t.Counts)-1 {
+			b = max(min(b, last), a)
+		}
+		p.from = append(p.from, a)
+		p.to = append(p.to, b)
+	}
+	return p
+}
+
+// timeAt returns the instant the cumulative start count reaches c.
+func (p profile) timeAt(c float64) float64 {
+	var seen float64
+	for i, n := range p.counts {
+		if n > 0 && seen+float64(n) >= c {
+			return p.from[i] + (c-seen)/float64(n)*(p.to[i]-p.from[i])
+		}
+		seen += float64(n)
+	}
+	return p.to[len(p.to)-1]
+}
+
+// countAt returns the cumulative start count at instant t.
+func (p profile) countAt(t float64) float64 {
+	var seen float64
+	for i, n := range p.counts {
+		switch {
+		case t <= p.from[i]:
+			return seen
+		case t < p.to[i]:
+			return seen + float64(n)*(t-p.from[i])/(p.to[i]-p.from[i])
+		}
+		seen += float64(n)
+	}
+	return seen
+}
+
+// round2 rounds to 2 decimals (half away from zero); NaN and infinities become 0.
+func round2(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*100) / 100
+}
