@@ -36,7 +36,8 @@ func Decode(r io.Reader) (*Document, error) {
 	return &doc, nil
 }
 
-// Encode validates doc and writes it to w as indented JSON followed by a newline.
+// Encode validates doc and writes it to w as indented JSON followed by a newline. Arrays of
+// numbers (histogram buckets, timeline counts) are kept on one line each.
 func Encode(w io.Writer, doc *Document) error {
 	if err := doc.Validate(); err != nil {
 		return err
@@ -45,9 +46,43 @@ func Encode(w io.Writer, doc *Document) error {
 	if err != nil {
 		return fmt.Errorf("results: encoding document: %w", err)
 	}
-	b = append(b, '\n')
-	_, err = io.Copy(w, bytes.NewReader(b))
+	b = append(compactNumberArrays(b), '\n')
+	_, err = w.Write(b)
 	return err
+}
+
+// compactNumberArrays rewrites indented JSON so that arrays holding only numbers take one
+// line: "[\n  1,\n  2\n]" becomes "[1, 2]". Strings are left alone.
+func compactNumberArrays(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[':
+			end := bytes.IndexByte(b[i:], ']')
+			if end > 0 && len(bytes.Trim(b[i+1:i+end], "0123456789+-.eE, \n")) == 0 {
+				out = append(out, '[')
+				out = append(out, bytes.Join(bytes.Fields(bytes.ReplaceAll(b[i+1:i+end], []byte(","), []byte(" "))), []byte(", "))...)
+				out = append(out, ']')
+				i += end
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Validate checks that doc is a consistent document of schema version SchemaVersion: counts
