@@ -2,6 +2,13 @@
 // (Document), how documents from many runners merge exactly, and how a merged
 // document becomes the tables users publish (Summary and the renderers).
 //
+// The flow: each runner keeps one Recorder per scenario and VU (Record once per call),
+// snapshots them with Recorder.Scenario into a Document, writes it with Encode; the operator
+// or the CLI reads documents with Decode (strictly validated), combines them with Merge,
+// computes the published statistics with Summarize and writes them with RenderMarkdown (the
+// seed tables), RenderJSON, RenderCSV or RenderComparison. SCHEMA.md in this directory
+// documents the document format (schema version 1), its units, bounds and merge rules.
+//
 // The package is pure: no Kubernetes imports, no I/O beyond io.Reader/io.Writer.
 package results
 
@@ -48,8 +55,9 @@ type Scenario struct {
 	LastEnd time.Time `json:"lastEnd"`
 	// Latency is the histogram of call durations of all calls (errors included, as ya does).
 	Latency Histogram `json:"latency"`
-	// ReturnValues counts str(return value) per call, bounded to MaxDistinctValues entries;
-	// values beyond that are counted under OtherValue.
+	// ReturnValues counts str(return value) per successful call (so the counts add up to
+	// Calls - Errors), bounded to MaxDistinctValues entries; values beyond that are counted
+	// under OtherValue.
 	ReturnValues map[string]int64 `json:"returnValues,omitempty"`
 	// Starts counts call starts per BucketMs interval of wall-clock time. It is what the seeds'
 	// CPS trimming (drop the first and last 10 % of samples by start time) and the per-minute
@@ -96,3 +104,7 @@ const MaxDistinctValues = 64
 
 // OtherValue is the key under which values beyond MaxDistinctValues are counted.
 const OtherValue = "(other)"
+
+// MaxValueLength bounds the length in bytes of a return value or error kind key; the Recorder
+// cuts longer strings (on a UTF-8 boundary) before counting them.
+const MaxValueLength = 128

@@ -10,13 +10,14 @@ import (
 // Merge combines the documents of several runners into one. Scenarios are matched by name
 // (a scenario may be missing from some documents); histograms, counters and timelines merge
 // exactly; return-value and error-kind maps are added and re-bounded to MaxDistinctValues.
-// Runners and partial reasons are concatenated, Partial is OR-ed.
+// Runners are concatenated (sorted, duplicates removed: the names form a set) and so are
+// partial reasons (sorted); Partial is OR-ed.
 //
 // The result does not depend on the order of docs nor on how merges are grouped, with two
 // caveats: SumSquares is a float sum and may differ in its last bits, and once a value map
 // overflows MaxDistinctValues which values end up folded into OtherValue can depend on the
 // grouping (totals never do). Scenarios are ordered by first start (run order), scenarios
-// without calls last, ties by name; Runners and PartialReasons are sorted.
+// without calls last, ties by name.
 //
 // Every input is validated first; the inputs are not modified.
 func Merge(docs ...*Document) (*Document, error) {
@@ -55,11 +56,27 @@ func Merge(docs ...*Document) (*Document, error) {
 	}
 	slices.SortFunc(out.Scenarios, runOrder)
 	slices.Sort(out.Runners)
+	out.Runners = slices.Compact(out.Runners)
 	slices.Sort(out.PartialReasons)
 	if err := out.Validate(); err != nil {
 		return nil, fmt.Errorf("results: merged document is invalid (counter overflow?): %w", err)
 	}
 	return out, nil
+}
+
+// NewDocument builds the document of one runner from Recorder snapshots; snapshots of the
+// same scenario (one Recorder per VU) are merged.
+func NewDocument(runner string, scenarios ...Scenario) (*Document, error) {
+	docs := make([]*Document, len(scenarios))
+	for i, s := range scenarios {
+		docs[i] = &Document{SchemaVersion: SchemaVersion, Scenarios: []Scenario{s}}
+	}
+	doc, err := Merge(docs...)
+	if err != nil {
+		return nil, err
+	}
+	doc.Runners = []string{runner}
+	return doc, nil
 }
 
 // runOrder orders scenarios by first start, scenarios without calls last, ties by name.

@@ -276,3 +276,21 @@ func TestMergeFoldsValues(t *testing.T) {
 		t.Errorf("folded map: %d entries, other %d", len(got), got[OtherValue])
 	}
 }
+
+func TestNewDocument(t *testing.T) {
+	vu1, vu2, other := NewRecorder("get", "redis.get"), NewRecorder("get", "redis.get"), NewRecorder("set", "redis.set")
+	vu1.Record(t0, time.Millisecond, "0", "")
+	vu2.Record(t0.Add(time.Second), 2*time.Millisecond, "1", "")
+	other.Record(t0.Add(time.Second), time.Millisecond, "OK", "")
+	doc, err := NewDocument("runner-0", vu1.Scenario(), other.Scenario(), vu2.Scenario())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Scenarios) != 2 || doc.Scenarios[0].Calls != 2 || doc.Scenarios[1].Name != "set" || !reflect.DeepEqual(doc.Runners, []string{"runner-0"}) {
+		t.Errorf("document %+v", doc)
+	}
+	m := mustMerge(t, doc, doc)
+	if !reflect.DeepEqual(m.Runners, []string{"runner-0"}) || m.Scenarios[0].Calls != 4 {
+		t.Errorf("runners %v, calls %d", m.Runners, m.Scenarios[0].Calls)
+	}
+}

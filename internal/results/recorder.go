@@ -7,10 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// MaxValueLength bounds the length in bytes of a return value or error kind key; longer
-// strings are cut (on a UTF-8 boundary) before they are counted.
-const MaxValueLength = 128
-
 // timelineBucketMs is the width of the start timeline buckets a Recorder writes.
 const timelineBucketMs = 1000
 
