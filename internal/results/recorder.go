@@ -12,50 +12,64 @@ const timelineBucketMs = 1000
 
 // Recorder accumulates the calls of one scenario in bounded memory (about 190 KiB of
 // histogram counts, plus 8 bytes per wall-clock second of run time). It is not safe for
-// concurrent use: give each VU or goroutine its own Recorder and combine the documents with
-// Merge. Record does not allocate once the values it sees have been seen before.
+// concurrent use: give each VU or goroutine its own Recorder and combine the snapshots with
+// NewDocument or Merge. Record does not allocate once the values it sees have been seen
+// before (and within the timeline capacity, 10 minutes at first, amortized afterwards).
 type Recorder struct {
 	name, scenarioType string
 
-	calls, errors         int64
-	bytesSent, bytesRecv  int64
-	firstStart, lastEnd   time.Time
-	min, max, sum         int64
-	sumSquares            float64
-	counts                []int64 // dense HDR counts, hdrCountsLen long
-	startMs               int64   // wall-clock ms of starts[0]
-	starts                []int64 // call starts per timelineBucketMs
-	values, errKinds      boundedCounter
-	lastValue, lastErrKnd string
-	lastValueN, lastErrN  *int64
+	calls, errors        int64
+	bytesSent, bytesRecv int64
+	firstStart, lastEnd  int64 // Unix ns
+	min, max, sum        int64
+	sumSquares           float64
+	counts               []int64 // dense HDR counts, hdrCountsLen long
+	startMs              int64   // wall-clock ms of starts[0]
+	starts               []int64 // call starts per timelineBucketMs
+	curIdx               int     // index in starts of the bucket [curLo, curHi) ns
+	curLo, curHi         int64
+	values, errKinds     boundedCounter
 }
 
 // boundedCounter counts strings, keeping at most MaxDistinctValues distinct keys; the rest
-// are counted in other.
+// are counted in other. A few recently counted keys are looked up before the map.
 type boundedCounter struct {
-	m     map[string]*int64
-	other int64
+	m      map[string]*int64
+	other  int64
+	recent [4]struct {
+		key string
+		n   *int64
+	}
+	next int
 }
 
-// add counts one occurrence of s and returns the stored key and its counter (nil when s
-// went to other).
-func (c *boundedCounter) add(s string) (string, *int64) {
-	if p, ok := c.m[s]; ok {
+// add counts one occurrence of s (cut to MaxValueLength).
+func (c *boundedCounter) add(s string) {
+	for i := range c.recent {
+		if e := &c.recent[i]; e.n != nil && e.key == s {
+			*e.n++
+			return
+		}
+	}
+	s = truncateValue(s)
+	p, ok := c.m[s]
+	switch {
+	case ok:
 		*p++
-		return s, p
-	}
-	if len(c.m) >= MaxDistinctValues {
+	case len(c.m) >= MaxDistinctValues:
 		c.other++
-		return s, nil
+		return
+	default:
+		if c.m == nil {
+			c.m = make(map[string]*int64)
+		}
+		s = strings.Clone(s)
+		p = new(int64)
+		*p = 1
+		c.m[s] = p
 	}
-	if c.m == nil {
-		c.m = make(map[string]*int64)
-	}
-	s = strings.Clone(s)
-	p := new(int64)
-	*p = 1
-	c.m[s] = p
-	return s, p
+	c.recent[c.next].key, c.recent[c.next].n = s, p
+	c.next = (c.next + 1) % len(c.recent)
 }
 
 // snapshot returns the counts as a bounded map (nil when empty).
@@ -86,69 +100,59 @@ func NewRecorder(name, scenarioType string) *Recorder {
 // Record counts one finished call that started at start and took d. returnValue is the
 // call's result as a string (counted for successful calls only); errKind is "" for a success,
 // else a short error kind. Failed calls count in the latency histogram too, as ya does.
+// Durations are rounded to the microsecond and clamped to [1 µs, 1 h].
 func (r *Recorder) Record(start time.Time, d time.Duration, returnValue string, errKind string) {
-	if d < 0 {
-		d = 0
-	}
+	d = max(d, 0)
 	us := clampMicros(int64(d))
 	r.counts[hdrIndex(us)]++
-	if r.calls == 0 || us < r.min {
-		r.min = us
+	startNs := start.UnixNano()
+	if r.calls == 0 {
+		r.min, r.firstStart, r.lastEnd = us, startNs, startNs
 	}
-	if us > r.max {
-		r.max = us
-	}
+	r.min = min(r.min, us)
+	r.max = max(r.max, us)
 	r.sum += us
 	r.sumSquares += float64(us) * float64(us)
-
-	if r.calls == 0 || start.Before(r.firstStart) {
-		r.firstStart = start
-	}
-	if end := start.Add(d); end.After(r.lastEnd) {
-		r.lastEnd = end
-	}
+	r.firstStart = min(r.firstStart, startNs)
+	r.lastEnd = max(r.lastEnd, startNs+int64(d))
 	r.calls++
-	r.addStart(start.UnixMilli())
+	if startNs >= r.curLo && startNs < r.curHi {
+		r.starts[r.curIdx]++
+	} else {
+		r.addStart(startNs)
+	}
 
 	if errKind != "" {
 		r.errors++
-		if r.lastErrN != nil && errKind == r.lastErrKnd {
-			*r.lastErrN++
-			return
-		}
-		r.lastErrKnd, r.lastErrN = r.errKinds.add(truncateValue(errKind))
+		r.errKinds.add(errKind)
 		return
 	}
-	if r.lastValueN != nil && returnValue == r.lastValue {
-		*r.lastValueN++
-		return
-	}
-	r.lastValue, r.lastValueN = r.values.add(truncateValue(returnValue))
+	r.values.add(returnValue)
 }
 
-// addStart counts a call start at wall-clock millisecond ms in the timeline.
-func (r *Recorder) addStart(ms int64) {
-	bucketMs := floorDiv(ms, timelineBucketMs) * timelineBucketMs
+// addStart counts a call start at wall-clock Unix ns in the timeline and makes its bucket
+// the current one.
+func (r *Recorder) addStart(ns int64) {
+	bucketMs := floorDiv(ns, 1e6*timelineBucketMs) * timelineBucketMs
 	if len(r.starts) == 0 {
 		r.startMs = bucketMs
-		r.starts = append(r.starts, 1)
-		return
+		r.starts = append(r.starts, 0)
 	}
 	i := (bucketMs - r.startMs) / timelineBucketMs
 	switch {
-	case i >= 0 && i < int64(len(r.starts)):
-		r.starts[i]++
 	case i >= int64(len(r.starts)):
-		for int64(len(r.starts)) < i {
+		for int64(len(r.starts)) <= i {
 			r.starts = append(r.starts, 0)
 		}
-		r.starts = append(r.starts, 1)
-	default: // a start before the first one seen: rare, grow at the front
-		front := make([]int64, -i, -i+int64(len(r.starts)))
-		front[0] = 1
-		r.starts = append(front, r.starts...)
+	case i < 0: // a start before the first one seen: rare, grow at the front
+		r.starts = append(make([]int64, -i, -i+int64(len(r.starts))), r.starts...)
 		r.startMs = bucketMs
+		i = 0
 	}
+	r.starts[i]++
+	r.curIdx = int(i)
+	r.curLo = bucketMs * 1e6
+	r.curHi = r.curLo + timelineBucketMs*1e6
 }
 
 // AddBytes adds payload bytes written to (sent) and read from (recv) the target.
@@ -178,7 +182,7 @@ func (r *Recorder) Scenario() Scenario {
 	if r.calls == 0 {
 		return s
 	}
-	s.FirstStart, s.LastEnd = r.firstStart.UTC(), r.lastEnd.UTC()
+	s.FirstStart, s.LastEnd = time.Unix(0, r.firstStart).UTC(), time.Unix(0, r.lastEnd).UTC()
 	s.Latency.Min, s.Latency.Max, s.Latency.Sum = r.min, r.max, r.sum
 	s.Latency.SumSquares = r.sumSquares
 	for i := hdrIndex(r.min); i <= hdrIndex(r.max); i++ {
