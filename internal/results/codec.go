@@ -11,11 +11,18 @@ import (
 	"time"
 )
 
-// Bounds on timelines, so a hostile document cannot make arithmetic on them overflow.
+// Bounds on times and timelines, so that a hostile document can neither make arithmetic on
+// them overflow nor make Merge or Summarize allocate without bound.
 const (
 	maxTimelineBucketMs = 24 * 60 * 60 * 1000
-	maxTimelineAbsMs    = 1 << 50 // about year 37 000
-	maxTimelineBuckets  = 1 << 24 // 194 days of 1 s buckets
+	maxTimelineSpanMs   = 366 * maxTimelineBucketMs // a run lasts at most a year
+	maxTimelineBuckets  = 1 << 25                   // 388 days of 1 s buckets
+)
+
+// Calls must happen between minTime and maxTime, where Unix nanoseconds fit an int64.
+var (
+	minTime = time.Unix(0, 0)
+	maxTime = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
 // Decode reads one JSON result document from r and checks it with Validate. Unknown fields,
@@ -140,8 +147,11 @@ func (s *Scenario) validate() error {
 			return errors.New("firstStart: set although calls is 0")
 		}
 	} else {
-		if s.FirstStart.IsZero() {
-			return errors.New("firstStart: missing")
+		if s.FirstStart.Before(minTime) || !s.FirstStart.Before(maxTime) {
+			return fmt.Errorf("firstStart: %s missing or outside [1970, 2262)", s.FirstStart.Format(time.RFC3339Nano))
+		}
+		if !s.LastEnd.Before(maxTime) {
+			return fmt.Errorf("lastEnd: %s outside [1970, 2262)", s.LastEnd.Format(time.RFC3339Nano))
 		}
 		if s.LastEnd.Before(s.FirstStart) {
 			return fmt.Errorf("lastEnd: %s is before firstStart %s", s.LastEnd.Format(time.RFC3339Nano), s.FirstStart.Format(time.RFC3339Nano))
@@ -243,6 +253,16 @@ func (h *Histogram) validate(calls int64) error {
 	return nil
 }
 
+// checkSpan checks that a timeline of n buckets of bucketMs is within bounds; bucketMs is
+// positive and at most maxTimelineBucketMs.
+func checkSpan(n int, bucketMs int64) error {
+	if n > maxTimelineBuckets || int64(n)*bucketMs > maxTimelineSpanMs {
+		return fmt.Errorf("%d buckets of %d ms: more than %d buckets or longer than %d days",
+			n, bucketMs, maxTimelineBuckets, maxTimelineSpanMs/maxTimelineBucketMs)
+	}
+	return nil
+}
+
 // mulInt64 returns a*b for non-negative a and b, and whether it fits in an int64.
 func mulInt64(a, b int64) (int64, bool) {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
@@ -261,11 +281,11 @@ func (t *Timeline) validate(calls int64, firstStart, lastEnd time.Time) error {
 	if t.StartUnixMs%t.BucketMs != 0 {
 		return fmt.Errorf("startUnixMs: %d is not a multiple of bucketMs %d", t.StartUnixMs, t.BucketMs)
 	}
-	if t.StartUnixMs < -maxTimelineAbsMs || t.StartUnixMs > maxTimelineAbsMs {
-		return fmt.Errorf("startUnixMs: %d out of range", t.StartUnixMs)
+	if t.StartUnixMs < minTime.UnixMilli() || t.StartUnixMs >= maxTime.UnixMilli() {
+		return fmt.Errorf("startUnixMs: %d outside [1970, 2262)", t.StartUnixMs)
 	}
-	if len(t.Counts) > maxTimelineBuckets {
-		return fmt.Errorf("counts: %d buckets, more than %d", len(t.Counts), maxTimelineBuckets)
+	if err := checkSpan(len(t.Counts), t.BucketMs); err != nil {
+		return fmt.Errorf("counts: %w", err)
 	}
 	var total int64
 	for i, n := range t.Counts {

@@ -110,6 +110,13 @@ func TestDecodeErrors(t *testing.T) {
 		}},
 		{"error kinds", "errorKinds: empty (errors is 1)", func(d map[string]any) { sc(d)["errors"] = 1 }},
 		{"lastEnd", "lastEnd:", func(d map[string]any) { sc(d)["lastEnd"] = "2000-01-01T00:00:00Z" }},
+		{"firstStart range", "firstStart: 1960-01-01T00:00:00Z missing or outside [1970, 2262)", func(d map[string]any) {
+			sc(d)["firstStart"] = "1960-01-01T00:00:00Z"
+		}},
+		{"timeline span", "starts.counts: 367 buckets of 86400000 ms: more than", func(d map[string]any) {
+			st := starts(d)
+			st["bucketMs"], st["startUnixMs"], st["counts"] = 86400000, 0, make([]int, 367)
+		}},
 		{"duplicate", "scenarios[1].name: duplicate scenario", func(d map[string]any) {
 			d["scenarios"].([]any)[1].(map[string]any)["name"] = "benchmark_hello_world"
 		}},

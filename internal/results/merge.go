@@ -125,6 +125,14 @@ func mergeScenario(acc, s *Scenario) error {
 	if acc.Starts.BucketMs != s.Starts.BucketMs {
 		return fmt.Errorf("starts timelines have different bucketMs (%d and %d)", acc.Starts.BucketMs, s.Starts.BucketMs)
 	}
+	if len(acc.Starts.Counts) > 0 && len(s.Starts.Counts) > 0 {
+		start := min(acc.Starts.StartUnixMs, s.Starts.StartUnixMs)
+		end := max(acc.Starts.StartUnixMs+int64(len(acc.Starts.Counts))*acc.Starts.BucketMs,
+			s.Starts.StartUnixMs+int64(len(s.Starts.Counts))*s.Starts.BucketMs)
+		if err := checkSpan(int((end-start)/s.Starts.BucketMs), s.Starts.BucketMs); err != nil {
+			return fmt.Errorf("merged starts timeline: %w", err)
+		}
+	}
 	if s.Calls > 0 {
 		if acc.Calls == 0 {
 			acc.FirstStart, acc.LastEnd = s.FirstStart, s.LastEnd

@@ -228,6 +228,10 @@ func TestMergeErrors(t *testing.T) {
 	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "merging document 1") {
 		t.Errorf("invalid input: %v", err)
 	}
+	b, _ = randomDoc("b", 2, t0.AddDate(2, 0, 0), 10, "get")
+	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "merged starts timeline: ") {
+		t.Errorf("timelines two years apart: %v", err)
+	}
 }
 
 func TestMergeFoldsValues(t *testing.T) {

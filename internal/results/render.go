@@ -275,8 +275,16 @@ type table struct {
 	rows    [][]string
 }
 
+// cellEscaper keeps cell text from breaking the table: ya's tables never need it.
+var cellEscaper = strings.NewReplacer("|", `\|`, "\n", `\n`, "\r", `\r`)
+
 // write writes the table, ending with a newline.
 func (t *table) write(w *bufio.Writer) {
+	for _, row := range t.rows {
+		for i, c := range row {
+			row[i] = cellEscaper.Replace(c)
+		}
+	}
 	widths := make([]int, len(t.headers))
 	for i, h := range t.headers {
 		widths[i] = utf8.RuneCountInString(h)

@@ -106,6 +106,14 @@ func TestRenderMarkdownPartialAndErrors(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	buf.Reset()
+	s.Scenarios[0].ReturnValues = []ValueCount{{"a|b\nc", 8, 100}}
+	if err := RenderMarkdown(&buf, "", s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "| 0 | get       | a\\|b\\nc      |") {
+		t.Errorf("cell not escaped:\n%s", buf.String())
+	}
 	if strings.Contains(out, "Calls Per Minute") {
 		t.Errorf("CPM table rendered without per-minute data:\n%s", out)
 	}
