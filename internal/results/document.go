@@ -63,8 +63,9 @@ type Scenario struct {
 	// CPS trimming (drop the first and last 10 % of samples by start time) and the per-minute
 	// counts are computed from, in memory proportional to the run length, not the call count.
 	Starts Timeline `json:"starts"`
-	// BytesSent and BytesReceived are payload bytes written to and read from the target.
-	BytesSent     int64 `json:"bytesSent,omitempty"`
+	// BytesSent counts payload bytes written to the target.
+	BytesSent int64 `json:"bytesSent,omitempty"`
+	// BytesReceived counts payload bytes read from the target.
 	BytesReceived int64 `json:"bytesReceived,omitempty"`
 }
 
@@ -77,8 +78,9 @@ type Histogram struct {
 	Unit string `json:"unit"`
 	// SignificantFigures is the HDR precision (3).
 	SignificantFigures int `json:"sigFigs"`
-	// Min and Max are the exact extreme values recorded (µs), not bucket bounds.
+	// Min is the exact smallest value recorded (µs), not a bucket bound.
 	Min int64 `json:"min"`
+	// Max is the exact largest value recorded (µs), not a bucket bound.
 	Max int64 `json:"max"`
 	// Sum is the exact sum of recorded values (µs), for an exact mean.
 	Sum int64 `json:"sum"`
