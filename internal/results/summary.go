@@ -98,7 +98,8 @@ func DefaultOptions() Options {
 }
 
 // Summarize computes the published statistics of every scenario in doc, in document order.
-// doc is assumed valid (as returned by Decode, Merge or Recorder.Scenario).
+// doc should be valid (as returned by Decode, Merge or NewDocument); an invalid one gives
+// meaningless numbers but no panic.
 func Summarize(doc *Document, opts Options) Summary {
 	sum := Summary{
 		Partial:        doc.Partial,
@@ -210,6 +211,9 @@ func callsPerMinute(s *Scenario) []int64 {
 			continue
 		}
 		minute := max(floorDiv(s.Starts.StartUnixMs+int64(i)*s.Starts.BucketMs-t0, 60_000), 0)
+		if minute > maxTimelineSpanMs/60_000 { // only in an invalid document
+			break
+		}
 		for int64(len(out)) <= minute {
 			out = append(out, 0)
 		}
@@ -229,7 +233,7 @@ func callsPerMinute(s *Scenario) []int64 {
 // With WarmUp/CoolDown the starts inside the window are counted the same way and divided by
 // the window's length. Runs of fewer than 2 calls, or whose window is empty, give 0.
 func cps(s *Scenario, opts Options) float64 {
-	if s.Calls < 2 {
+	if s.Calls < 2 || len(s.Starts.Counts) == 0 {
 		return 0
 	}
 	tl := newProfile(s)
