@@ -170,3 +170,16 @@ func TestSummarizeLatencyAndValues(t *testing.T) {
 		t.Errorf("topValues %+v", got)
 	}
 }
+
+func TestSummarizeInvalidDocument(t *testing.T) {
+	doc := &Document{SchemaVersion: SchemaVersion, Scenarios: []Scenario{
+		{Name: "no data", Calls: 5, Errors: 9},
+		{Name: "far", Calls: 5, FirstStart: time.Unix(0, 0), LastEnd: t0, Starts: Timeline{StartUnixMs: t0.UnixMilli(), Counts: []int64{5}}},
+	}}
+	if doc.Validate() == nil {
+		t.Fatal("document should be invalid")
+	}
+	if _, err := json.Marshal(Summarize(doc, DefaultOptions())); err != nil {
+		t.Fatal(err)
+	}
+}
