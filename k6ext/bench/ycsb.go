@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/v2/js/common"
+)
+
+// ycsbWorkload runs YCSB core-workload operations against Redis hashes, the way YCSB's
+// Redis binding stores records: key PREFIX user<fnv(n)>, fields field0..fieldN-1.
+type ycsbWorkload struct {
+	rc                   *redisClient
+	keyPrefix            string
+	keys                 *KeyChooser
+	fieldCount, fieldLen int
+	read, update         float64 // cumulative proportions; the rest is insert
+	fields               []string
+	pool                 []byte // random printable bytes values are cut from
+}
+
+// ycsbOptions are the JS options of client.ycsb().
+type ycsbOptions struct {
+	recordCount             int64
+	fieldCount, fieldLength int
+	read, update, insert    float64
+	distribution, prefix    string
+}
+
+// jsYCSB is client.ycsb(opts): a YCSB workload bound to this client, with
+// load(start, end) and run(n).
+func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
+	rt := rc.m.vu.Runtime()
+	o := ycsbOptions{recordCount: 1000, fieldCount: 10, fieldLength: 100, read: 0.95, update: 0.05,
+		distribution: "zipfian", prefix: rc.prefix + "ycsb:"}
+	if m, ok := c.Argument(0).Export().(map[string]any); ok {
+		if v := num(m["recordCount"]); v > 0 {
+			o.recordCount = v
+		}
+		if v := num(m["fieldCount"]); v > 0 {
+			o.fieldCount = int(v)
+		}
+		if v := num(m["fieldLength"]); v > 0 {
+			o.fieldLength = int(v)
+		}
+		if v, ok := m["readProportion"]; ok {
+			o.read = flt(v)
+		}
+		if v, ok := m["updateProportion"]; ok {
+			o.update = flt(v)
+		}
+		if v, ok := m["insertProportion"]; ok {
+			o.insert = flt(v)
+		}
+		if v := str(m["requestDistribution"]); v != "" {
+			o.distribution = v
+		}
+		if v := str(m["prefix"]); v != "" {
+			o.prefix = v
+		}
+	}
+	total := o.read + o.update + o.insert
+	if total <= 0 {
+		common.Throw(rt, fmt.Errorf("ycsb: proportions must add up to more than 0"))
+	}
+	keys, err := NewKeyChooser(o.distribution, o.recordCount, o.prefix)
+	if err != nil {
+		common.Throw(rt, fmt.Errorf("ycsb: %w", err))
+	}
+	w := &ycsbWorkload{rc: rc, keyPrefix: o.prefix, keys: keys, fieldCount: o.fieldCount, fieldLen: o.fieldLength,
+		read: o.read / total, update: (o.read + o.update) / total}
+	for i := range o.fieldCount {
+		w.fields = append(w.fields, "field"+strconv.Itoa(i))
+	}
+	w.pool = make([]byte, 4096+o.fieldLength)
+	for i := range w.pool {
+		w.pool[i] = byte(' ' + rc.m.rng.IntN(95))
+	}
+	obj := rt.NewObject()
+	_ = obj.Set("load", func(c sobek.FunctionCall) sobek.Value {
+		n, err := w.load(c.Argument(0).ToInteger(), c.Argument(1).ToInteger())
+		if err != nil {
+			common.Throw(rt, fmt.Errorf("ycsb load: %w", err))
+		}
+		return rt.ToValue(n)
+	})
+	_ = obj.Set("run", func(c sobek.FunctionCall) sobek.Value {
+		return rt.ToValue(w.run(c.Argument(0).ToInteger()))
+	})
+	return obj
+}
+
+// key returns the Redis key of record n.
+func (w *ycsbWorkload) key(prefix string, n int64) string {
+	return prefix + "user" + strconv.FormatUint(fnv64(uint64(n)), 10)
+}
+
+// value returns a random field value.
+func (w *ycsbWorkload) value() string {
+	off := w.rc.m.rng.IntN(len(w.pool) - w.fieldLen + 1)
+	return string(w.pool[off : off+w.fieldLen])
+}
+
+// insertArgs returns the HSET command writing every field of record n.
+func (w *ycsbWorkload) insertArgs(n int64) []string {
+	args := make([]string, 0, 2+2*w.fieldCount)
+	args = append(args, "HSET", w.key(w.keyPrefix, n))
+	for _, f := range w.fields {
+		args = append(args, f, w.value())
+	}
+	return args
+}
+
+// load writes records [start, end) with pipelined HSETs (not recorded) and returns how many.
+func (w *ycsbWorkload) load(start, end int64) (int64, error) {
+	conn, err := w.rc.connect()
+	if err != nil {
+		return 0, err
+	}
+	const batch = 100
+	for base := start; base < end; base += batch {
+		last := min(base+batch, end)
+		for n := base; n < last; n++ {
+			conn.WriteCommand(w.insertArgs(n)...)
+		}
+		if err := conn.Flush(); err != nil {
+			w.rc.drop()
+			return base - start, err
+		}
+		for n := base; n < last; n++ {
+			r, err := conn.SkipReply()
+			if err == nil {
+				err = r.Err()
+			}
+			if err != nil {
+				w.rc.drop()
+				return n - start, err
+			}
+		}
+	}
+	w.rc.recordBytes(nil)
+	return end - start, nil
+}
+
+// run performs n operations, each timed and recorded with its operation name as the
+// return value; returns the number of failures.
+func (w *ycsbWorkload) run(n int64) int64 {
+	rc := w.rc
+	rec := rc.m.recs.Current("ycsb")
+	ctx := rc.m.vu.Context()
+	conn, err := rc.connect()
+	if err != nil {
+		if rec != nil {
+			rec.Record(time.Now(), 0, "", "connect")
+		}
+		sleepCtx(ctx, 100*time.Millisecond)
+		return 1
+	}
+	prefix := w.keyPrefix
+	var failed int64
+	for i := int64(0); i < n && ctx.Err() == nil; i++ {
+		p := rc.m.rng.Float64()
+		start := time.Now()
+		var op string
+		switch {
+		case p < w.read:
+			op = "read"
+			conn.WriteCommand("HGETALL", w.key(prefix, w.keys.Next(rc.m.rng)))
+		case p < w.update:
+			op = "update"
+			f := w.fields[rc.m.rng.IntN(len(w.fields))]
+			conn.WriteCommand("HSET", w.key(prefix, w.keys.Next(rc.m.rng)), f, w.value())
+		default:
+			op = "insert"
+			conn.WriteCommand(w.insertArgs(w.keys.NextInsert())...)
+		}
+		err := conn.Flush()
+		var r Reply
+		if err == nil {
+			r, err = conn.SkipReply()
+		}
+		d := time.Since(start)
+		kind := ""
+		if err != nil {
+			kind = errKind(err)
+		} else if e := r.Err(); e != nil {
+			kind = errKind(e)
+		}
+		if kind != "" {
+			failed++
+		}
+		if rec != nil {
+			rec.Record(start, d, op, kind)
+		}
+		if err != nil {
+			rc.drop()
+			break
+		}
+	}
+	rc.recordBytes(rec)
+	return failed
+}
+
+// flt returns v as a float (0 when absent or not a number).
+func flt(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	case string:
+		f, _ := strconv.ParseFloat(x, 64)
+		return f
+	}
+	return 0
+}
