@@ -1,0 +1,100 @@
+# benchrun — developer entry points. `make help` lists them.
+#
+# Everything builds offline from the Go module proxy and Debian packages: tools are built
+# from pinned modules into bin/, Kubernetes test binaries into $(BENCHRUN_CACHE).
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+ROOT := $(abspath .)
+BIN := $(ROOT)/bin
+export BENCHRUN_CACHE ?= $(HOME)/.cache/benchrun
+export GOFLAGS ?= -buildvcs=false
+export GOTOOLCHAIN ?= local
+
+# Pinned tool versions (see ../shared/notes/toolchain.md for what the proxy serves).
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+KUSTOMIZE_VERSION ?= v5.8.1
+GOLANGCI_LINT_VERSION ?= v2.15.0
+HELM_VERSION ?= v3.22.0
+K8S_VERSION ?= v1.34.4
+
+CONTROLLER_GEN := $(BIN)/controller-gen
+KUSTOMIZE := $(BIN)/kustomize
+GOLANGCI_LINT := $(BIN)/golangci-lint
+HELM := $(BIN)/helm
+ENVTEST_ASSETS := $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin
+
+GO_TEST_FLAGS ?= -count=1 -timeout 20m
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and deepcopy code from the Go types.
+	$(CONTROLLER_GEN) object paths="./api/..."
+	$(CONTROLLER_GEN) rbac:roleName=benchrun-manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@mkdir -p charts/benchrun/crds && cp config/crd/bases/*.yaml charts/benchrun/crds/
+
+.PHONY: generate
+generate: manifests ## Alias of manifests.
+
+.PHONY: fmt
+fmt: ## go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify-generated
+verify-generated: manifests ## Fail if generated files are not committed.
+	@git diff --exit-code -- api config charts/benchrun/crds || { echo "generated files are stale: run 'make manifests' and commit"; exit 1; }
+
+##@ Test
+
+.PHONY: test
+test: envtest-assets ## Unit tests and the envtest suite on a real kube-apiserver (the CI command).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: envtest-assets
+envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).
+	@hack/build-k8s-binaries.sh envtest >/dev/null
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager binary.
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/manager ./cmd/manager
+
+.PHONY: demo
+demo: ## Run a benchmark locally without a cluster (local runner; see README).
+	@echo "make demo: not yet — the local runner (benchrun run) lands with the local-runner issue."
+
+##@ Tools
+
+$(CONTROLLER_GEN):
+	hack/install-tool.sh controller-gen sigs.k8s.io/controller-tools@$(CONTROLLER_TOOLS_VERSION) ./cmd/controller-gen
+
+$(KUSTOMIZE):
+	hack/install-tool.sh kustomize sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION) .
+
+$(GOLANGCI_LINT):
+	hack/install-tool.sh golangci-lint github.com/golangci/golangci-lint/v2@$(GOLANGCI_LINT_VERSION) ./cmd/golangci-lint
+
+$(HELM):
+	hack/install-tool.sh helm helm.sh/helm/v3@$(HELM_VERSION) ./cmd/helm
+
+.PHONY: tools
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) $(HELM) ## Build every pinned tool into bin/.

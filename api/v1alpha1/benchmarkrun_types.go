@@ -1,0 +1,130 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchmarkRunSpec describes one benchmark: the target to deploy (or reach), the load to
+// run against it scenario after scenario, what to collect, and how to clean up.
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !s.type.startsWith('hetu.') || has(self.target.hetu) || (has(self.target.external) && self.target.external.kind == 'hetu'))",message="scenarios of type hetu.* need a HeTu target: set spec.target.hetu, or spec.target.external with kind: hetu"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !(s.type.startsWith('redis.') || s.type == 'ycsb') || !has(self.target.external) || self.target.external.kind == 'redis')",message="scenarios of type redis.* and ycsb need a Redis endpoint: an external target of kind hetu has none (use kind: redis, or a redis or hetu target)"
+type BenchmarkRunSpec struct {
+	// Target is the system under test: exactly one of hetu, redis or external.
+	Target TargetSpec `json:"target"`
+
+	// Load is the load to generate: scenarios run one after another by the k6 runners.
+	Load LoadSpec `json:"load"`
+
+	// Collect says what is measured besides the load results.
+	// +kubebuilder:default={}
+	// +optional
+	Collect CollectSpec `json:"collect,omitempty"`
+
+	// Cleanup says what is deleted when the run ends. Results are always kept.
+	// +kubebuilder:default={}
+	// +optional
+	Cleanup CleanupSpec `json:"cleanup,omitempty"`
+
+	// Timeouts bound how long the run may take.
+	// +kubebuilder:default={}
+	// +optional
+	Timeouts TimeoutsSpec `json:"timeouts,omitempty"`
+}
+
+// CollectSpec says what is measured besides the load results.
+type CollectSpec struct {
+	// ResourceUsage samples CPU and memory of the target and runner pods during the load
+	// and reports average and maximum per role in status.resources.
+	// +kubebuilder:default=true
+	// +optional
+	ResourceUsage *bool `json:"resourceUsage,omitempty"`
+
+	// PrometheusRemoteWriteURL, when set, makes every runner also stream k6 metrics to this
+	// Prometheus remote-write endpoint (http or https URL).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^\\\\s/]+(/\\\\S*)?$')",message="prometheusRemoteWriteURL must be an http:// or https:// URL, such as http://prometheus:9090/api/v1/write"
+	// +optional
+	PrometheusRemoteWriteURL string `json:"prometheusRemoteWriteURL,omitempty"`
+}
+
+// CleanupPolicy says when the target and runners are deleted after a run.
+// +kubebuilder:validation:Enum=Always;OnSuccess;Never
+type CleanupPolicy string
+
+const (
+	// CleanupAlways deletes the target and runners whatever the outcome.
+	CleanupAlways CleanupPolicy = "Always"
+	// CleanupOnSuccess deletes them when the run succeeded and keeps them after a failure for debugging.
+	CleanupOnSuccess CleanupPolicy = "OnSuccess"
+	// CleanupNever keeps them until the BenchmarkRun itself is deleted.
+	CleanupNever CleanupPolicy = "Never"
+)
+
+// CleanupSpec says what is deleted when the run ends. Results (status and report) are never deleted by cleanup.
+type CleanupSpec struct {
+	// Policy says when the target and the runners are deleted: Always, OnSuccess (default) or Never.
+	// +kubebuilder:default=OnSuccess
+	// +optional
+	Policy CleanupPolicy `json:"policy,omitempty"`
+
+	// TTLSecondsAfterFinished deletes the BenchmarkRun itself (and so its report) this many
+	// seconds after it finished. Unset keeps it forever.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// TimeoutsSpec bounds how long a run may take.
+type TimeoutsSpec struct {
+	// TargetReady is how long the target may take to become ready before the run fails (default 10m).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 90s, 10m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('1s')",message="must be at least 1s"
+	// +kubebuilder:default="10m"
+	// +optional
+	TargetReady *metav1.Duration `json:"targetReady,omitempty"`
+
+	// Run bounds the whole run from creation to results. Unset: the scenarios' total duration
+	// plus TargetReady plus a margin of 10m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 90s, 10m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('1s')",message="must be at least 1s"
+	// +optional
+	Run *metav1.Duration `json:"run,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=br;benchrun,categories=benchrun
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.kind`
+// +kubebuilder:printcolumn:name="Scenarios",type=string,JSONPath=`.status.scenarios`
+// +kubebuilder:printcolumn:name="Best CPS",type=string,JSONPath=`.status.bestCPS`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// BenchmarkRun is one benchmark: a target deployed (or reached), k6 load runners started
+// together, their results merged exactly and written as the tables users publish.
+type BenchmarkRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the user asks for.
+	Spec BenchmarkRunSpec `json:"spec"`
+	// Status is what the operator observed and measured.
+	// +optional
+	Status BenchmarkRunStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BenchmarkRunList is a list of BenchmarkRuns.
+type BenchmarkRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the BenchmarkRuns.
+	Items []BenchmarkRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchmarkRun{}, &BenchmarkRunList{})
+}

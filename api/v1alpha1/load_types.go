@@ -1,0 +1,239 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LoadSpec is the load generated against the target: scenarios run one after another,
+// each by workers × tasksPerWorker concurrent virtual users spread over the runners.
+// +kubebuilder:validation:XValidation:rule="self.runners.parallelism <= self.workers * self.tasksPerWorker",message="runners.parallelism must not exceed workers × tasksPerWorker (every runner needs at least one virtual user)"
+type LoadSpec struct {
+	// Scenarios run one after another, in this order.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	Scenarios []Scenario `json:"scenarios"`
+
+	// Workers is the number of load processes (the seeds' ya -p), spread over the runners.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +optional
+	Workers int32 `json:"workers,omitempty"`
+
+	// TasksPerWorker is the number of concurrent tasks (connections) per worker (the seeds' ya -n).
+	// Total concurrency is workers × tasksPerWorker.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	TasksPerWorker int32 `json:"tasksPerWorker,omitempty"`
+
+	// Duration is how long each scenario runs (the seeds' ya -t), unless the scenario sets its own.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('168h'))",message="must be between 1s and 168h"
+	// +kubebuilder:default="1m"
+	// +optional
+	Duration metav1.Duration `json:"duration,omitempty"`
+
+	// Trim says which samples count for the CPS figure (warm-up and cool-down trimming).
+	// +kubebuilder:default={}
+	// +optional
+	Trim TrimSpec `json:"trim,omitempty"`
+
+	// Runners says how many k6 runner pods generate the load and where they run.
+	// +kubebuilder:default={}
+	// +optional
+	Runners RunnerSpec `json:"runners,omitempty"`
+}
+
+// ScenarioType is what a scenario calls.
+// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;ycsb;script
+type ScenarioType string
+
+const (
+	// ScenarioHeTuHelloWorld calls the HeTu RPC hello_world (no database access).
+	ScenarioHeTuHelloWorld ScenarioType = "hetu.hello_world"
+	// ScenarioHeTuGet calls the HeTu RPC just_get: one row read by id.
+	ScenarioHeTuGet ScenarioType = "hetu.get"
+	// ScenarioHeTuGetThenUpdate calls the HeTu RPC upsert: read by unique index, update, commit.
+	ScenarioHeTuGetThenUpdate ScenarioType = "hetu.get_then_update"
+	// ScenarioHeTuGet2Update2 calls the HeTu RPC exchange_data: two upserts in one commit.
+	ScenarioHeTuGet2Update2 ScenarioType = "hetu.get2_update2"
+	// ScenarioRedisUpsert runs HeTu's backend upsert directly on Redis; returns the attempts.
+	ScenarioRedisUpsert ScenarioType = "redis.upsert"
+	// ScenarioRedisGet runs GET of bodySize-byte values.
+	ScenarioRedisGet ScenarioType = "redis.get"
+	// ScenarioRedisSet runs SET of bodySize-byte values.
+	ScenarioRedisSet ScenarioType = "redis.set"
+	// ScenarioRedisPing runs PING.
+	ScenarioRedisPing ScenarioType = "redis.ping"
+	// ScenarioYCSB runs a YCSB-style read/update/insert mix.
+	ScenarioYCSB ScenarioType = "ycsb"
+	// ScenarioScript runs a custom k6 script from a ConfigMap.
+	ScenarioScript ScenarioType = "script"
+)
+
+// Scenario is one load phase.
+// +kubebuilder:validation:XValidation:rule="self.type == 'ycsb' || !has(self.ycsb)",message="ycsb settings apply only to type: ycsb"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'script') == has(self.script)",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
+// +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script']",message="bodySize applies only to redis.get, redis.set, ycsb and script scenarios"
+type Scenario struct {
+	// Name identifies the scenario in results and reports (e.g. get_then_update).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$')",message="scenario names use lower-case letters, digits, '_' and '-', such as get_then_update"
+	Name string `json:"name"`
+
+	// Type is what the scenario calls: hetu.hello_world, hetu.get, hetu.get_then_update,
+	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, ycsb or script.
+	Type ScenarioType `json:"type"`
+
+	// Duration overrides load.duration for this scenario.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('168h'))",message="must be between 1s and 168h"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// KeySpace is the number of distinct keys (rows) the scenario draws from (default 30000, as the seeds).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +optional
+	KeySpace *int64 `json:"keySpace,omitempty"`
+
+	// BodySize is the value size in bytes for redis.get, redis.set and ycsb records.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16777216
+	// +optional
+	BodySize *int32 `json:"bodySize,omitempty"`
+
+	// YCSB configures a ycsb scenario.
+	// +optional
+	YCSB *YCSBSpec `json:"ycsb,omitempty"`
+
+	// Script is the custom k6 script of a script scenario.
+	// +optional
+	Script *ScriptSource `json:"script,omitempty"`
+
+	// Params are extra parameters passed to the scenario script as environment variables.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))",message="params keys must be valid environment variable names, such as KEY_PREFIX"
+	// +optional
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// KeyDistribution is how keys are drawn.
+// +kubebuilder:validation:Enum=uniform;zipfian;latest
+type KeyDistribution string
+
+const (
+	// DistributionUniform draws every key with equal probability.
+	DistributionUniform KeyDistribution = "uniform"
+	// DistributionZipfian draws keys with YCSB's zipfian skew (a few keys are hot).
+	DistributionZipfian KeyDistribution = "zipfian"
+	// DistributionLatest favours the most recently inserted keys.
+	DistributionLatest KeyDistribution = "latest"
+)
+
+// YCSBSpec is a YCSB-style workload: proportions of reads, updates and inserts.
+// +kubebuilder:validation:XValidation:rule="self.readProportion + self.updateProportion + self.insertProportion > 0.999 && self.readProportion + self.updateProportion + self.insertProportion < 1.001",message="readProportion + updateProportion + insertProportion must sum to 1"
+type YCSBSpec struct {
+	// ReadProportion is the fraction of operations that read a record (0 to 1).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	// +kubebuilder:default=0.5
+	// +optional
+	ReadProportion float64 `json:"readProportion"`
+	// UpdateProportion is the fraction of operations that update a record (0 to 1).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	// +kubebuilder:default=0.5
+	// +optional
+	UpdateProportion float64 `json:"updateProportion"`
+	// InsertProportion is the fraction of operations that insert a new record (0 to 1).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	// +kubebuilder:default=0
+	// +optional
+	InsertProportion float64 `json:"insertProportion"`
+	// RecordCount is the number of records loaded before the run (default keySpace or 30000).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +optional
+	RecordCount *int64 `json:"recordCount,omitempty"`
+	// RequestDistribution is how keys are drawn: uniform, zipfian (default) or latest.
+	// +kubebuilder:default=zipfian
+	// +optional
+	RequestDistribution KeyDistribution `json:"requestDistribution,omitempty"`
+}
+
+// ScriptSource names a k6 script stored in a ConfigMap.
+type ScriptSource struct {
+	// ConfigMapName is the ConfigMap holding the script.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ConfigMapName string `json:"configMapName"`
+	// Key is the ConfigMap key with the script (default script.js).
+	// +kubebuilder:default="script.js"
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// TrimSpec says which samples count for CPS. By default the first and last 10 % of samples
+// (ordered by start time) are dropped, as the seeds do; alternatively fixed warm-up and
+// cool-down periods. Latency statistics always use every sample, like the seeds.
+// +kubebuilder:validation:XValidation:rule="!has(self.dropPercent) || (!has(self.warmUp) && !has(self.coolDown))",message="use either dropPercent or warmUp/coolDown, not both"
+type TrimSpec struct {
+	// DropPercent is the percentage of samples dropped at each end (default 10).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=45
+	// +optional
+	DropPercent *int32 `json:"dropPercent,omitempty"`
+	// WarmUp is a period at the start of each scenario excluded from CPS.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
+	// +optional
+	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
+	// CoolDown is a period at the end of each scenario excluded from CPS.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
+	// +optional
+	CoolDown *metav1.Duration `json:"coolDown,omitempty"`
+}
+
+// RunnerSpec says how many k6 runner pods generate the load and where they run.
+type RunnerSpec struct {
+	// Parallelism is the number of runner pods; the virtual users are split evenly between them.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	Parallelism int32 `json:"parallelism,omitempty"`
+
+	// OnePerNode places at most one runner per node (required pod anti-affinity), as dedicated load nodes.
+	// +optional
+	OnePerNode bool `json:"onePerNode,omitempty"`
+
+	// Image is the runner image with benchrun's k6 build (default: the operator's configured runner image).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// PriorityClassName is given to the runner pods.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// Affinity is added to the runner pods (combined with the one-per-node rule).
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Placement of the runner pods: resources (the seeds used 64-core nodes), nodeSelector, tolerations.
+	// +optional
+	Placement `json:",inline"`
+}

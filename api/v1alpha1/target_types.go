@@ -1,0 +1,340 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TargetSpec is the system under test. Exactly one of its fields is set.
+// +kubebuilder:validation:XValidation:rule="(has(self.hetu) ? 1 : 0) + (has(self.redis) ? 1 : 0) + (has(self.external) ? 1 : 0) == 1",message="set exactly one of spec.target.hetu, spec.target.redis or spec.target.external"
+type TargetSpec struct {
+	// HeTu deploys a HeTu game server (WebSocket RPC) with its Redis back end.
+	// +optional
+	HeTu *HeTuTarget `json:"hetu,omitempty"`
+
+	// Redis deploys Redis or Valkey: single, HA (master, replicas, sentinels) or behind a
+	// read/write-splitting proxy.
+	// +optional
+	Redis *RedisTarget `json:"redis,omitempty"`
+
+	// External points at an endpoint that already exists (Aliyun Redis, Tair, an existing
+	// HeTu server): nothing is deployed.
+	// +optional
+	External *ExternalTarget `json:"external,omitempty"`
+}
+
+// PacketLayers is the HeTu protocol layer stack, applied in order on send.
+// +kubebuilder:validation:Enum=msgpack;msgpack+zlib;msgpack+zlib+crypto
+type PacketLayers string
+
+const (
+	// LayersMsgpack is msgpack only.
+	LayersMsgpack PacketLayers = "msgpack"
+	// LayersMsgpackZlib is msgpack then a zlib stream with HeTu's preset dictionary.
+	LayersMsgpackZlib PacketLayers = "msgpack+zlib"
+	// LayersMsgpackZlibCrypto is msgpack, zlib, then X25519 + ChaCha20-Poly1305 encryption (HeTu's default).
+	LayersMsgpackZlibCrypto PacketLayers = "msgpack+zlib+crypto"
+)
+
+// SecretKeyRef names one key of a Secret in the BenchmarkRun's namespace.
+type SecretKeyRef struct {
+	// Name is the Secret's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key is the key inside the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// Placement says where and with what resources pods of one role run.
+type Placement struct {
+	// Resources are the container's requests and limits.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// NodeSelector restricts the pods to nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let the pods run on tainted (dedicated) nodes.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// HeTuTarget deploys a HeTu game server.
+type HeTuTarget struct {
+	// Image is the HeTu server image running the benchmark app (default: the operator's configured HeTu bench image).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Replicas is the number of HeTu server pods behind the Service.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Workers is the number of HeTu worker processes per pod (HeTu's WORKER_NUM).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	// +optional
+	Workers int32 `json:"workers,omitempty"`
+
+	// Port is the WebSocket port the server listens on.
+	// +kubebuilder:default=2466
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// Instance is the HeTu instance name; clients connect to /hetu/<instance>.
+	// +kubebuilder:default=bench
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9_]+$')",message="instance names use letters, digits and '_' (clients connect to /hetu/<instance>)"
+	// +optional
+	Instance string `json:"instance,omitempty"`
+
+	// PacketLayers is the protocol layer stack: msgpack, msgpack+zlib or msgpack+zlib+crypto (default).
+	// +kubebuilder:default="msgpack+zlib+crypto"
+	// +optional
+	PacketLayers PacketLayers `json:"packetLayers,omitempty"`
+
+	// AuthKeySecretRef, when set, makes the server require signed hellos with this key; runners sign with it.
+	// +optional
+	AuthKeySecretRef *SecretKeyRef `json:"authKeySecretRef,omitempty"`
+
+	// ExtraConfig adds or overrides HeTu server configuration keys (e.g. CLIENT_SEND_LIMITS).
+	// The operator already lifts the per-client limits that would throttle a load test.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	ExtraConfig map[string]string `json:"extraConfig,omitempty"`
+
+	// Backend is where HeTu keeps its data.
+	Backend HeTuBackend `json:"backend"`
+
+	// Placement of the HeTu server pods.
+	// +optional
+	Placement `json:",inline"`
+}
+
+// HeTuBackend is where HeTu keeps its data: exactly one of redis or external.
+// +kubebuilder:validation:XValidation:rule="(has(self.redis) ? 1 : 0) + (has(self.external) ? 1 : 0) == 1",message="set exactly one of backend.redis or backend.external"
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || self.external.kind == 'redis'",message="backend.external must have kind: redis (HeTu stores its data in Redis)"
+type HeTuBackend struct {
+	// Redis deploys a Redis or Valkey back end for HeTu; replicas become HeTu's read servants.
+	// +optional
+	Redis *RedisTarget `json:"redis,omitempty"`
+	// External uses an existing Redis (Aliyun Redis, Tair...) as HeTu's back end.
+	// +optional
+	External *ExternalTarget `json:"external,omitempty"`
+}
+
+// RedisMode is the Redis topology.
+// +kubebuilder:validation:Enum=single;ha;proxy
+type RedisMode string
+
+const (
+	// RedisSingle is one Redis server.
+	RedisSingle RedisMode = "single"
+	// RedisHA is a master with replicas, watched by sentinels.
+	RedisHA RedisMode = "ha"
+	// RedisProxy is a master with read replicas behind a read/write-splitting proxy.
+	RedisProxy RedisMode = "proxy"
+)
+
+// RedisEngine is the server implementation.
+// +kubebuilder:validation:Enum=redis;valkey
+type RedisEngine string
+
+const (
+	// EngineRedis is Redis.
+	EngineRedis RedisEngine = "redis"
+	// EngineValkey is Valkey.
+	EngineValkey RedisEngine = "valkey"
+)
+
+// RedisProvider says what deploys Redis.
+// +kubebuilder:validation:Enum=builtin;redis-operator;auto
+type RedisProvider string
+
+const (
+	// ProviderBuiltin deploys StatefulSets directly.
+	ProviderBuiltin RedisProvider = "builtin"
+	// ProviderRedisOperator creates OT-CONTAINER-KIT redis-operator resources.
+	ProviderRedisOperator RedisProvider = "redis-operator"
+	// ProviderAuto uses the redis-operator when its CRDs are installed, else builtin.
+	ProviderAuto RedisProvider = "auto"
+)
+
+// RedisTarget deploys Redis or Valkey.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'single' || !has(self.replicas)",message="replicas applies only to mode ha or proxy"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'ha' || !has(self.sentinels)",message="sentinels applies only to mode ha"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'proxy' || !has(self.proxy)",message="proxy settings apply only to mode proxy"
+type RedisTarget struct {
+	// Mode is the topology: single (default), ha (master + replicas + sentinels) or proxy (master + read replicas behind a read/write-splitting proxy).
+	// +kubebuilder:default=single
+	// +optional
+	Mode RedisMode `json:"mode,omitempty"`
+
+	// Engine is redis (default) or valkey.
+	// +kubebuilder:default=redis
+	// +optional
+	Engine RedisEngine `json:"engine,omitempty"`
+
+	// Image overrides the server image (default: the operator's configured image for the engine).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Replicas is the number of read replicas besides the master (mode ha and proxy; default 2).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Sentinels is the number of sentinel processes (mode ha; default 3).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	// +optional
+	Sentinels *int32 `json:"sentinels,omitempty"`
+
+	// Provider says what deploys Redis: builtin StatefulSets, the OT-CONTAINER-KIT redis-operator, or auto (default: the operator when its CRDs exist).
+	// +kubebuilder:default=auto
+	// +optional
+	Provider RedisProvider `json:"provider,omitempty"`
+
+	// Config sets server configuration directives, e.g. io-threads: "8", maxmemory: 4gb.
+	// Passwords are not allowed here: use passwordSecretRef.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!('requirepass' in self) && !('masterauth' in self)",message="do not put passwords in config: use passwordSecretRef"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9-]*$'))",message="config keys must be Redis directive names in lower case, such as io-threads or maxmemory-policy"
+	// +optional
+	Config map[string]string `json:"config,omitempty"`
+
+	// PasswordSecretRef sets requirepass (and masterauth) from a Secret.
+	// +optional
+	PasswordSecretRef *SecretKeyRef `json:"passwordSecretRef,omitempty"`
+
+	// Proxy configures the read/write-splitting proxy (mode proxy).
+	// +optional
+	Proxy *RedisProxySpec `json:"proxy,omitempty"`
+
+	// Placement of the Redis server pods.
+	// +optional
+	Placement `json:",inline"`
+}
+
+// ReadPolicy says where a proxy sends reads.
+// +kubebuilder:validation:Enum=replicas;replicas-and-master;master
+type ReadPolicy string
+
+const (
+	// ReadReplicas sends reads to replicas only.
+	ReadReplicas ReadPolicy = "replicas"
+	// ReadReplicasAndMaster spreads reads over replicas and the master.
+	ReadReplicasAndMaster ReadPolicy = "replicas-and-master"
+	// ReadMaster sends every read to the master (no splitting; a baseline).
+	ReadMaster ReadPolicy = "master"
+)
+
+// RedisProxySpec configures the read/write-splitting proxy in front of Redis.
+type RedisProxySpec struct {
+	// Image is the proxy image (default: the operator's camellia-redis-proxy image).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Replicas is the number of proxy pods.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReadPolicy is where reads go: replicas (default), replicas-and-master or master.
+	// +kubebuilder:default=replicas
+	// +optional
+	ReadPolicy ReadPolicy `json:"readPolicy,omitempty"`
+
+	// Placement of the proxy pods.
+	// +optional
+	Placement `json:",inline"`
+}
+
+// ExternalKind is the protocol an external endpoint speaks.
+// +kubebuilder:validation:Enum=redis;hetu
+type ExternalKind string
+
+const (
+	// ExternalRedis is a Redis-protocol endpoint (Redis, Valkey, Aliyun Redis, Tair).
+	ExternalRedis ExternalKind = "redis"
+	// ExternalHeTu is a HeTu server.
+	ExternalHeTu ExternalKind = "hetu"
+)
+
+// ExternalTarget is an endpoint that already exists; nothing is deployed.
+// +kubebuilder:validation:XValidation:rule="self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
+// +kubebuilder:validation:XValidation:rule="self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
+type ExternalTarget struct {
+	// Kind is the protocol: redis or hetu.
+	Kind ExternalKind `json:"kind"`
+
+	// Addresses are host:port endpoints (for redis, the first is the write endpoint).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=261
+	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^(\\\\[[0-9A-Fa-f:.]+\\\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$'))",message="addresses must be host:port, such as r-bp1xxxx.redis.rds.aliyuncs.com:6379"
+	Addresses []string `json:"addresses"`
+
+	// ReadAddresses are read-replica host:port endpoints (kind redis), used by read scenarios when set.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=261
+	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^(\\\\[[0-9A-Fa-f:.]+\\\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$'))",message="readAddresses must be host:port"
+	// +optional
+	ReadAddresses []string `json:"readAddresses,omitempty"`
+
+	// UsernameSecretRef is the ACL user name (kind redis; Aliyun and Tair accounts).
+	// +optional
+	UsernameSecretRef *SecretKeyRef `json:"usernameSecretRef,omitempty"`
+
+	// PasswordSecretRef is the password.
+	// +optional
+	PasswordSecretRef *SecretKeyRef `json:"passwordSecretRef,omitempty"`
+
+	// TLS configures encrypted connections.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// Instance is the HeTu instance name (kind hetu; default bench).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9_]+$')",message="instance names use letters, digits and '_' (clients connect to /hetu/<instance>)"
+	// +optional
+	Instance string `json:"instance,omitempty"`
+
+	// PacketLayers is the HeTu server's protocol layer stack (kind hetu; default msgpack+zlib+crypto).
+	// +optional
+	PacketLayers PacketLayers `json:"packetLayers,omitempty"`
+
+	// AuthKeySecretRef is the HeTu server's auth key (kind hetu), when it requires signed hellos.
+	// +optional
+	AuthKeySecretRef *SecretKeyRef `json:"authKeySecretRef,omitempty"`
+}
+
+// TLSSpec configures TLS to an external endpoint.
+type TLSSpec struct {
+	// Enabled turns TLS on.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// ServerName overrides the name checked in the server certificate.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServerName string `json:"serverName,omitempty"`
+	// CASecretRef is a PEM CA bundle to verify the server with (default: system roots).
+	// +optional
+	CASecretRef *SecretKeyRef `json:"caSecretRef,omitempty"`
+	// InsecureSkipVerify skips server certificate verification (test endpoints only).
+	// +optional
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+}
