@@ -1,0 +1,271 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// hetu deploys a HeTu server (ConfigMap, Deployment, Service) on a Redis back end that is
+// either deployed with it (a redis target named "redis") or external.
+//
+// Image contract (issue 6 builds the image): `hetu` on PATH and the benchmark app at
+// /srv/hetu-bench/app.py (examples/hetu-bench).
+type hetu struct {
+	spec    *v1alpha1.HeTuTarget
+	o       Options
+	backend *redis // nil for an external back end
+	port    int32
+}
+
+// newHeTu resolves defaults.
+func newHeTu(spec *v1alpha1.HeTuTarget, o Options) (*hetu, error) {
+	h := &hetu{spec: spec, o: o, port: spec.Port}
+	if h.port == 0 {
+		h.port = 2466
+	}
+	for k, v := range spec.ExtraConfig {
+		if strings.ContainsAny(k+v, "\n\r") || !isConfigKey(k) {
+			return nil, fmt.Errorf("hetu extraConfig %q: keys are upper-case config names and values one line", k)
+		}
+	}
+	if spec.Backend.Redis != nil {
+		b, err := newRedis(spec.Backend.Redis, o, "redis")
+		if err != nil {
+			return nil, err
+		}
+		h.backend = b
+	}
+	return h, nil
+}
+
+// isConfigKey tells whether k looks like a HeTu config key (A-Z, 0-9, _).
+func isConfigKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range k {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// Kind implements Target.
+func (h *hetu) Kind() string { return "hetu" }
+
+// Provider implements Target.
+func (h *hetu) Provider() string {
+	if h.backend == nil {
+		return "builtin+external"
+	}
+	return "builtin+" + h.backend.Provider()
+}
+
+// Secrets implements Target.
+func (h *hetu) Secrets() map[string]v1alpha1.SecretKeyRef {
+	if ref := h.spec.AuthKeySecretRef; ref != nil {
+		return map[string]v1alpha1.SecretKeyRef{"HETU_AUTH_KEY": *ref}
+	}
+	return nil
+}
+
+// Endpoints implements Target: the HeTu server, then the back end's addresses.
+func (h *hetu) Endpoints() []v1alpha1.Endpoint {
+	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: fmt.Sprintf("%s.%s.svc:%d", Name(h.o.Prefix, "hetu"), h.o.Namespace, h.port)}}
+	if h.backend != nil {
+		eps = append(eps, h.backend.Endpoints()...)
+	} else {
+		eps = append(eps, (&external{spec: h.spec.Backend.External}).Endpoints()...)
+	}
+	return eps
+}
+
+// backendURLs are the master URL and the servant (read replica) URLs for HeTu's BACKENDS,
+// with the credentials as $(VAR) references that the kubelet expands from Secret-backed env.
+func (h *hetu) backendURLs() (master string, servants []string, env []corev1.EnvVar) {
+	scheme, auth := "redis", ""
+	var password, username *v1alpha1.SecretKeyRef
+	var masterAddr string
+	var readAddrs []string
+	if h.backend != nil {
+		password = h.backend.spec.PasswordSecretRef
+		for _, ep := range h.backend.Endpoints() {
+			switch ep.Role {
+			case "redis", "master":
+				masterAddr = ep.Address
+			case "replica":
+				readAddrs = append(readAddrs, ep.Address)
+			}
+		}
+	} else {
+		ext := h.spec.Backend.External
+		password, username = ext.PasswordSecretRef, ext.UsernameSecretRef
+		masterAddr, readAddrs = ext.Addresses[0], ext.ReadAddresses
+		if ext.TLS != nil && ext.TLS.Enabled {
+			scheme = "rediss"
+		}
+	}
+	if username != nil {
+		env = append(env, secretEnv("REDIS_USERNAME", username))
+		auth = "$(REDIS_USERNAME)"
+	}
+	if password != nil {
+		env = append(env, secretEnv(PasswordEnv, password))
+		auth += ":$(REDIS_PASSWORD)"
+	}
+	if auth != "" {
+		auth += "@"
+	}
+	url := func(addr string) string { return fmt.Sprintf("%s://%s%s/0", scheme, auth, addr) }
+	for _, a := range readAddrs {
+		servants = append(servants, url(a))
+	}
+	return url(masterAddr), servants, env
+}
+
+// config is HeTu's config.yml: limits lifted for load testing, layers and back end from env.
+func (h *hetu) config() string {
+	var b strings.Builder
+	b.WriteString(`APP_FILE: /srv/hetu-bench/app.py
+NAMESPACE: bench
+INSTANCES:
+  - ${HETU_INSTANCE}
+LISTEN: ${HETU_LISTEN}
+WORKER_NUM: !eval [ "int('${HETU_WORKERS}')" ]
+DEBUG: 0
+ACCESS_LOG: false
+PROXIES_COUNT: 0
+STARTUP_TIMEOUT: 60
+# Lifted for load testing: no message rate limit, no per-IP connection limit.
+CLIENT_SEND_LIMITS: []
+SERVER_SEND_LIMITS: []
+MAX_ANONYMOUS_CONNECTION_BY_IP: 0
+ENDPOINT_CALL_IDLE_TIMEOUT: 120
+WEBSOCKET_MAX_SIZE: 524288
+PACKET_LAYERS: !eval
+  - |
+    [{"type": "jsonb"}] + ([] if "${HETU_LAYERS}" == "msgpack" else [{"type": "zlib", "level": 1}]) + ([{"type": "crypto", "auth_key": __import__("os").environ.get("HETU_AUTH_KEY", "")}] if "${HETU_LAYERS}" == "msgpack+zlib+crypto" else [])
+BACKENDS:
+  main:
+    type: Redis
+    master: ${HETU_REDIS_URL}
+    servants: !eval [ "__import__('json').loads(__import__('os').environ.get('HETU_REDIS_SERVANTS', '[]'))" ]
+    master_weight: 1.0
+    max_connections: 64
+    pool_timeout: 5
+`)
+	keys := make([]string, 0, len(h.spec.ExtraConfig))
+	for k := range h.spec.ExtraConfig {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, h.spec.ExtraConfig[k])
+	}
+	return b.String()
+}
+
+// Objects implements Target.
+func (h *hetu) Objects() ([]client.Object, error) {
+	var objs []client.Object
+	if h.backend != nil {
+		b, err := h.backend.Objects()
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, b...)
+	}
+	o := h.o
+	cm := &corev1.ConfigMap{ObjectMeta: o.meta("hetu-config", "hetu-config"), Data: map[string]string{"config.yml": h.config()}}
+	master, servants, env := h.backendURLs()
+	servantsJSON := "[" + strings.Join(quoteAll(servants), ",") + "]"
+	layers := string(h.spec.PacketLayers)
+	if layers == "" {
+		layers = string(v1alpha1.LayersMsgpackZlibCrypto)
+	}
+	instance := h.spec.Instance
+	if instance == "" {
+		instance = "bench"
+	}
+	workers := h.spec.Workers
+	if workers < 1 {
+		workers = 1
+	}
+	env = append(env,
+		corev1.EnvVar{Name: "HETU_REDIS_URL", Value: master},
+		corev1.EnvVar{Name: "HETU_REDIS_SERVANTS", Value: servantsJSON},
+		corev1.EnvVar{Name: "HETU_LISTEN", Value: fmt.Sprintf("0.0.0.0:%d", h.port)},
+		corev1.EnvVar{Name: "HETU_WORKERS", Value: fmt.Sprint(workers)},
+		corev1.EnvVar{Name: "HETU_INSTANCE", Value: instance},
+		corev1.EnvVar{Name: "HETU_LAYERS", Value: layers},
+	)
+	if ref := h.spec.AuthKeySecretRef; ref != nil {
+		env = append(env, secretEnv("HETU_AUTH_KEY", ref))
+	}
+	image := h.spec.Image
+	if image == "" {
+		image = o.Images.HeTu
+	}
+	replicas := h.spec.Replicas
+	if replicas < 1 {
+		replicas = 1
+	}
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	res := placementPod(&h.spec.Placement, &pod)
+	pod.Containers = []corev1.Container{{
+		Name: "hetu", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"hetu", "start", "--config=/etc/hetu/config.yml"},
+		Env:             env,
+		Ports:           []corev1.ContainerPort{{Name: "ws", ContainerPort: h.port}},
+		Resources:       res,
+		SecurityContext: ContainerSecurityContext(),
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(h.port)}},
+			PeriodSeconds: 2, FailureThreshold: 3},
+		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/hetu"}, {Name: "tmp", MountPath: "/tmp"}},
+	}}
+	pod.Volumes = []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	svc := (&redis{o: o}).service("hetu", "hetu", h.port)
+	svc.Spec.Ports[0].Name = "ws"
+	return append(objs, cm, deployment(o.meta("hetu", "hetu"), replicas, o.withLabels("hetu"), pod), svc), nil
+}
+
+// quoteAll JSON-quotes each string (URLs hold no quotes or backslashes).
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = `"` + s + `"`
+	}
+	return out
+}
+
+// Ready implements Target: the back end first, then the HeTu Deployment.
+func (h *hetu) Ready(ctx context.Context, c client.Reader) (bool, string, error) {
+	if h.backend != nil {
+		if ok, reason, err := h.backend.Ready(ctx, c); err != nil || !ok {
+			return ok, reason, err
+		}
+	}
+	return deploymentReady(ctx, c, h.o.Namespace, Name(h.o.Prefix, "hetu"))
+}
+
+// Teardown implements Target.
+func (h *hetu) Teardown(ctx context.Context, c client.Client) error {
+	objs, err := h.Objects()
+	if err != nil {
+		return err
+	}
+	return deleteAll(ctx, c, objs)
+}

@@ -1,0 +1,322 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// Redis ports and the sentinel master group name.
+const (
+	redisPort    = 6379
+	sentinelPort = 26379
+	masterGroup  = "mymaster"
+)
+
+// redis deploys Redis or Valkey: builtin StatefulSets, or OT redis-operator resources
+// (redis_operator.go); mode proxy adds a read/write-splitting proxy (proxy.go).
+type redis struct {
+	spec      *v1alpha1.RedisTarget
+	o         Options
+	name      string // base name suffix: "redis" (a HeTu back end uses the same)
+	mode      v1alpha1.RedisMode
+	engine    v1alpha1.RedisEngine
+	image     string
+	replicas  int32
+	sentinels int32
+	operator  bool
+}
+
+// newRedis resolves defaults and the provider.
+func newRedis(spec *v1alpha1.RedisTarget, o Options, name string) (*redis, error) {
+	r := &redis{spec: spec, o: o, name: name, mode: spec.Mode, engine: spec.Engine, image: spec.Image}
+	if r.mode == "" {
+		r.mode = v1alpha1.RedisSingle
+	}
+	if r.engine == "" {
+		r.engine = v1alpha1.EngineRedis
+	}
+	if r.image == "" {
+		r.image = o.Images.Redis
+		if r.engine == v1alpha1.EngineValkey {
+			r.image = o.Images.Valkey
+		}
+	}
+	if r.mode != v1alpha1.RedisSingle {
+		r.replicas = ptr.Deref(spec.Replicas, 2)
+	}
+	if r.mode == v1alpha1.RedisHA {
+		r.sentinels = ptr.Deref(spec.Sentinels, 3)
+	}
+	switch spec.Provider {
+	case v1alpha1.ProviderRedisOperator:
+		if !o.OperatorInstalled {
+			return nil, fmt.Errorf("provider redis-operator: the OT-CONTAINER-KIT redis-operator CRDs (redis.redis.opstreelabs.in) are not installed")
+		}
+		r.operator = true
+	case v1alpha1.ProviderAuto, "":
+		r.operator = o.OperatorInstalled
+	}
+	return r, nil
+}
+
+// Kind implements Target.
+func (r *redis) Kind() string { return string(r.engine) + "/" + string(r.mode) }
+
+// Provider implements Target.
+func (r *redis) Provider() string {
+	if r.operator {
+		return string(v1alpha1.ProviderRedisOperator)
+	}
+	return string(v1alpha1.ProviderBuiltin)
+}
+
+// Secrets implements Target.
+func (r *redis) Secrets() map[string]v1alpha1.SecretKeyRef {
+	if r.spec.PasswordSecretRef == nil {
+		return nil
+	}
+	return map[string]v1alpha1.SecretKeyRef{PasswordEnv: *r.spec.PasswordSecretRef}
+}
+
+// svc is the in-cluster address of a Service of this run.
+func (r *redis) svc(suffix string, port int) string {
+	return fmt.Sprintf("%s.%s.svc:%d", Name(r.o.Prefix, suffix), r.o.Namespace, port)
+}
+
+// Service names: the write endpoint, the read endpoint, the sentinels.
+func (r *redis) masterSvc() string   { return r.name + "-master" }
+func (r *redis) replicaSvc() string  { return r.name + "-replica" }
+func (r *redis) sentinelSvc() string { return r.name + "-sentinel" }
+
+// Endpoints implements Target.
+func (r *redis) Endpoints() []v1alpha1.Endpoint {
+	master, replica, sentinel := r.svc(r.masterSvc(), redisPort), r.svc(r.replicaSvc(), redisPort), r.svc(r.sentinelSvc(), sentinelPort)
+	if r.operator {
+		master, replica = r.svc(r.name+"-master", redisPort), r.svc(r.name+"-replica", redisPort)
+		if r.mode == v1alpha1.RedisSingle {
+			master = r.svc(r.name, redisPort)
+		}
+	}
+	switch r.mode {
+	case v1alpha1.RedisHA:
+		return []v1alpha1.Endpoint{{Role: "master", Address: master}, {Role: "replica", Address: replica}, {Role: "sentinel", Address: sentinel}}
+	case v1alpha1.RedisProxy:
+		return []v1alpha1.Endpoint{{Role: "proxy", Address: r.svc(proxySuffix, proxyPort)}, {Role: "master", Address: master}, {Role: "replica", Address: replica}}
+	}
+	return []v1alpha1.Endpoint{{Role: "redis", Address: master}}
+}
+
+// Objects implements Target.
+func (r *redis) Objects() ([]client.Object, error) {
+	var objs []client.Object
+	if r.operator {
+		objs = r.operatorObjects()
+	} else {
+		objs = r.builtinObjects()
+	}
+	if r.mode == v1alpha1.RedisProxy {
+		objs = append(objs, r.proxyObjects()...)
+	}
+	return objs, nil
+}
+
+// Ready implements Target.
+func (r *redis) Ready(ctx context.Context, c client.Reader) (bool, string, error) {
+	var checks []readyCheck
+	if r.operator {
+		checks = r.operatorReadyChecks()
+	} else {
+		checks = append(checks, r.stsCheck(r.masterSvc()))
+		if r.replicas > 0 {
+			checks = append(checks, r.stsCheck(r.replicaSvc()))
+		}
+		if r.sentinels > 0 {
+			checks = append(checks, r.stsCheck(r.sentinelSvc()))
+		}
+	}
+	if r.mode == v1alpha1.RedisProxy {
+		checks = append(checks, func(ctx context.Context, c client.Reader) (bool, string, error) {
+			return deploymentReady(ctx, c, r.o.Namespace, Name(r.o.Prefix, proxySuffix))
+		})
+	}
+	return allReady(ctx, c, checks...)
+}
+
+// stsCheck checks the StatefulSet named prefix-suffix.
+func (r *redis) stsCheck(suffix string) readyCheck {
+	return func(ctx context.Context, c client.Reader) (bool, string, error) {
+		return statefulSetReady(ctx, c, r.o.Namespace, Name(r.o.Prefix, suffix))
+	}
+}
+
+// Teardown implements Target.
+func (r *redis) Teardown(ctx context.Context, c client.Client) error {
+	objs, _ := r.Objects()
+	return deleteAll(ctx, c, objs)
+}
+
+// serverConfig is the redis.conf shared by every server: benchmark-friendly defaults (no
+// persistence, writable dir for non-root replicas) then the user's directives, sorted.
+func (r *redis) serverConfig() string {
+	var b strings.Builder
+	b.WriteString("port 6379\nbind * -::*\nprotected-mode no\ndir /tmp\nsave \"\"\nappendonly no\n")
+	keys := make([]string, 0, len(r.spec.Config))
+	for k := range r.spec.Config {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %s\n", k, r.spec.Config[k])
+	}
+	return b.String()
+}
+
+// builtinObjects are the ConfigMap, StatefulSets and Services of the builtin provider.
+func (r *redis) builtinObjects() []client.Object {
+	o := r.o
+	headless := r.name + "-hl"
+	cm := &corev1.ConfigMap{ObjectMeta: o.meta(r.name+"-config", "redis-config"),
+		Data: map[string]string{"redis.conf": r.serverConfig()}}
+	hl := &corev1.Service{ObjectMeta: o.meta(headless, "redis-headless"), Spec: corev1.ServiceSpec{
+		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
+		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], "bench.benchrun.io/redis": r.name},
+		Ports:    []corev1.ServicePort{{Name: "redis", Port: redisPort}},
+	}}
+	masterHost := fmt.Sprintf("%s-0.%s.%s.svc", Name(o.Prefix, r.masterSvc()), Name(o.Prefix, headless), o.Namespace)
+	objs := []client.Object{cm, hl,
+		r.server(r.masterSvc(), "redis-master", 1, ""),
+		r.service(r.masterSvc(), "redis-master", redisPort),
+	}
+	if r.replicas > 0 {
+		objs = append(objs, r.server(r.replicaSvc(), "redis-replica", r.replicas, masterHost),
+			r.service(r.replicaSvc(), "redis-replica", redisPort))
+	}
+	if r.sentinels > 0 {
+		objs = append(objs, r.sentinel(masterHost), r.service(r.sentinelSvc(), "sentinel", sentinelPort))
+	}
+	return objs
+}
+
+// service is a ClusterIP Service selecting the pods of one component.
+func (r *redis) service(suffix, component string, port int32) *corev1.Service {
+	o := r.o
+	return &corev1.Service{ObjectMeta: o.meta(suffix, component), Spec: corev1.ServiceSpec{
+		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], LabelComponent: component},
+		Ports:    []corev1.ServicePort{{Name: "redis", Port: port, TargetPort: intstr.FromInt32(port)}},
+	}}
+}
+
+// serverScript starts redis-server from the shared config plus the password (from the
+// environment, never written to the API) and, for a replica, replicaof.
+func serverScript(replicaOf, announce string) string {
+	s := `set -e
+umask 077
+cp /etc/benchrun/redis.conf /tmp/redis.conf
+if [ -n "$REDIS_PASSWORD" ]; then printf 'requirepass "%s"\nmasterauth "%s"\n' "$REDIS_PASSWORD" "$REDIS_PASSWORD" >> /tmp/redis.conf; fi
+`
+	if announce != "" {
+		s += fmt.Sprintf("printf 'replica-announce-ip %%s\\n' \"$POD_NAME.%s\" >> /tmp/redis.conf\n", announce)
+	}
+	if replicaOf != "" {
+		s += fmt.Sprintf("printf 'replicaof %s %d\\n' >> /tmp/redis.conf\n", replicaOf, redisPort)
+	}
+	return s + "exec redis-server /tmp/redis.conf\n"
+}
+
+// podEnv is POD_NAME plus the password and REDISCLI_AUTH (for probes) from the Secret.
+func (r *redis) podEnv() []corev1.EnvVar {
+	env := []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+	if ref := r.spec.PasswordSecretRef; ref != nil {
+		env = append(env, secretEnv(PasswordEnv, ref), secretEnv("REDISCLI_AUTH", ref))
+	}
+	return env
+}
+
+// server is the StatefulSet of the master (replicaOf empty) or of the replicas.
+func (r *redis) server(suffix, component string, replicas int32, replicaOf string) *appsv1.StatefulSet {
+	o := r.o
+	labels := o.withLabels(component)
+	labels["bench.benchrun.io/redis"] = r.name
+	announce := ""
+	if r.mode != v1alpha1.RedisSingle {
+		announce = fmt.Sprintf("%s.%s.svc", Name(o.Prefix, r.name+"-hl"), o.Namespace)
+	}
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	res := placementPod(&r.spec.Placement, &pod)
+	pod.Containers = []corev1.Container{{
+		Name: "redis", Image: r.image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"sh", "-c", serverScript(replicaOf, announce)},
+		Env:             r.podEnv(),
+		Ports:           []corev1.ContainerPort{{Name: "redis", ContainerPort: redisPort}},
+		Resources:       res,
+		SecurityContext: ContainerSecurityContext(),
+		ReadinessProbe:  execProbe("redis-cli -p 6379 ping | grep -q PONG"),
+		VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: "/etc/benchrun"}, {Name: "data", MountPath: "/tmp"}},
+	}}
+	pod.Volumes = []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: Name(o.Prefix, r.name+"-config")}}}},
+		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	return statefulSet(o.meta(suffix, component), Name(o.Prefix, r.name+"-hl"), replicas, labels, pod)
+}
+
+// sentinel is the StatefulSet of the sentinels watching the master.
+func (r *redis) sentinel(masterHost string) *appsv1.StatefulSet {
+	o := r.o
+	labels := o.withLabels("sentinel")
+	script := fmt.Sprintf(`set -e
+umask 077
+cat > /tmp/sentinel.conf <<EOF
+port %d
+dir /tmp
+sentinel resolve-hostnames yes
+sentinel announce-hostnames yes
+sentinel monitor %s %s %d %d
+sentinel down-after-milliseconds %s 5000
+sentinel failover-timeout %s 10000
+EOF
+if [ -n "$REDIS_PASSWORD" ]; then printf 'sentinel auth-pass %s "%%s"\n' "$REDIS_PASSWORD" >> /tmp/sentinel.conf; fi
+exec redis-sentinel /tmp/sentinel.conf
+`, sentinelPort, masterGroup, masterHost, redisPort, r.sentinels/2+1, masterGroup, masterGroup, masterGroup)
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	placementPod(&r.spec.Placement, &pod)
+	pod.Containers = []corev1.Container{{
+		Name: "sentinel", Image: r.image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"sh", "-c", script},
+		Env:             r.podEnv(),
+		Ports:           []corev1.ContainerPort{{Name: "sentinel", ContainerPort: sentinelPort}},
+		SecurityContext: ContainerSecurityContext(),
+		ReadinessProbe:  execProbe(fmt.Sprintf("redis-cli -p %d ping | grep -q PONG", sentinelPort)),
+		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/tmp"}},
+	}}
+	pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	return statefulSet(o.meta(r.sentinelSvc(), "sentinel"), Name(o.Prefix, r.name+"-hl"), r.sentinels, labels, pod)
+}
+
+// statefulSet wraps a pod spec; pods start in parallel.
+func statefulSet(meta metav1.ObjectMeta, serviceName string, replicas int32, labels map[string]string, pod corev1.PodSpec) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{
+		Replicas:            ptr.To(replicas),
+		ServiceName:         serviceName,
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: labels[LabelRun], LabelGeneration: labels[LabelGeneration], LabelComponent: labels[LabelComponent]}},
+		Template:            corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+	}}
+}
+
+// execProbe is a readiness probe running a shell command.
+func execProbe(cmd string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", cmd}}},
+		PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3}
+}

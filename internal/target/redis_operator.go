@@ -1,0 +1,123 @@
+package target
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// OperatorGroupVersion is the API of the OT-CONTAINER-KIT redis-operator.
+var OperatorGroupVersion = schema.GroupVersion{Group: "redis.redis.opstreelabs.in", Version: "v1beta2"}
+
+// operatorObjects are the redis-operator resources: Redis (single) or RedisReplication
+// (ha, proxy) plus RedisSentinel (ha), and the ConfigMap with the extra server config that
+// makes a plain image work without persistence (dir /tmp, see shared/notes/redis.md).
+func (r *redis) operatorObjects() []client.Object {
+	o := r.o
+	extra := &corev1.ConfigMap{ObjectMeta: o.meta(r.name+"-config", "redis-config"),
+		Data: map[string]string{"redis-additional.conf": r.serverConfig()}}
+	kubernetesConfig := map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"}
+	if res := r.spec.Resources; res != nil {
+		kubernetesConfig["resources"] = toMap(res)
+	}
+	if ref := r.spec.PasswordSecretRef; ref != nil {
+		kubernetesConfig["redisSecret"] = map[string]any{"name": ref.Name, "key": ref.Key}
+	}
+	spec := map[string]any{
+		"kubernetesConfig": kubernetesConfig,
+		"redisConfig":      map[string]any{"additionalRedisConfig": extra.Name},
+		"securityContext":  toMap(PodSecurityContext()),
+	}
+	if len(r.spec.NodeSelector) > 0 {
+		spec["nodeSelector"] = stringMap(r.spec.NodeSelector)
+	}
+	if len(r.spec.Tolerations) > 0 {
+		spec["tolerations"] = toSlice(r.spec.Tolerations)
+	}
+	kind := "Redis"
+	if r.mode != "single" {
+		kind = "RedisReplication"
+		spec["clusterSize"] = int64(1 + r.replicas)
+	}
+	objs := []client.Object{extra, r.operatorResource(kind, r.name, spec)}
+	if r.sentinels > 0 {
+		sentinelSpec := map[string]any{
+			"clusterSize":      int64(r.sentinels),
+			"kubernetesConfig": map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
+			"securityContext":  toMap(PodSecurityContext()),
+			"redisSentinelConfig": map[string]any{
+				"redisReplicationName": Name(o.Prefix, r.name),
+				"masterGroupName":      masterGroup,
+				"redisPort":            "6379",
+				"quorum":               itoa(r.sentinels/2 + 1),
+			},
+		}
+		if ref := r.spec.PasswordSecretRef; ref != nil {
+			sentinelSpec["redisSentinelConfig"].(map[string]any)["redisReplicationPassword"] = map[string]any{
+				"secretKeyRef": map[string]any{"name": ref.Name, "key": ref.Key}}
+		}
+		objs = append(objs, r.operatorResource("RedisSentinel", r.name, sentinelSpec))
+	}
+	return objs
+}
+
+// operatorResource is one redis-operator custom resource named prefix-suffix.
+func (r *redis) operatorResource(kind, suffix string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(OperatorGroupVersion.WithKind(kind))
+	m := r.o.meta(suffix, "redis")
+	u.SetName(m.Name)
+	u.SetNamespace(m.Namespace)
+	u.SetLabels(m.Labels)
+	return u
+}
+
+// operatorReadyChecks follow what the operator exposes: its resources have no useful status,
+// so readiness is their StatefulSets' (<name> for Redis/RedisReplication, <name>-sentinel).
+func (r *redis) operatorReadyChecks() []readyCheck {
+	checks := []readyCheck{r.stsCheck(r.name)}
+	if r.sentinels > 0 {
+		checks = append(checks, r.stsCheck(r.name+"-sentinel"))
+	}
+	return checks
+}
+
+// toMap converts a typed value to the unstructured form.
+func toMap(v any) map[string]any {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// toSlice converts a typed slice to the unstructured form.
+func toSlice[T any](v []T) []any {
+	out := make([]any, 0, len(v))
+	for i := range v {
+		out = append(out, toMap(&v[i]))
+	}
+	return out
+}
+
+// itoa formats an int32 in base 10.
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// stringMap converts a map of strings to the unstructured form.
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// IsOperatorResource tells whether obj is a redis-operator resource (its CRDs may be missing).
+func IsOperatorResource(obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	return ok && u.GroupVersionKind().Group == OperatorGroupVersion.Group
+}

@@ -1,0 +1,210 @@
+// Package target builds the system under test of a BenchmarkRun: one file per kind (hetu,
+// redis builtin, redis-operator, proxy, external) behind the Target interface. It only builds
+// objects and reads their state; the controller creates them with owner references.
+package target
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// Labels put on every object of a run; they select a generation's objects for teardown.
+const (
+	// LabelRun is the BenchmarkRun's name.
+	LabelRun = "bench.benchrun.io/run"
+	// LabelGeneration is the spec generation the object belongs to.
+	LabelGeneration = "bench.benchrun.io/generation"
+	// LabelComponent is the object's role: redis-master, redis-replica, sentinel, proxy, hetu, runner...
+	LabelComponent = "bench.benchrun.io/component"
+)
+
+// PasswordEnv is the environment variable holding the Redis password in target pods
+// (always from a Secret, never a literal).
+const PasswordEnv = "REDIS_PASSWORD"
+
+// Images are the default images for the target kinds.
+type Images struct {
+	// Redis is the Redis server image.
+	Redis string
+	// Valkey is the Valkey server image (redis-server etc. symlinked to valkey binaries).
+	Valkey string
+	// HeTu is the HeTu bench app image.
+	HeTu string
+	// Proxy is the camellia-redis-proxy image.
+	Proxy string
+}
+
+// Options are what every target kind needs to build its objects.
+type Options struct {
+	// Namespace is the BenchmarkRun's namespace.
+	Namespace string
+	// Prefix starts every object name, e.g. "myrun-g2" (short enough for DNS labels).
+	Prefix string
+	// Labels go on every object and pod.
+	Labels map[string]string
+	// Images are the default images.
+	Images Images
+	// OperatorInstalled tells whether the OT-CONTAINER-KIT redis-operator CRDs are installed.
+	OperatorInstalled bool
+}
+
+// Target is one system under test.
+type Target interface {
+	// Kind summarises the target, e.g. redis/ha.
+	Kind() string
+	// Provider is what deploys it: builtin, redis-operator or external.
+	Provider() string
+	// Objects are the objects to create (without owner references).
+	Objects() ([]client.Object, error)
+	// Ready tells whether the target serves; when not, reason says what it waits for.
+	Ready(ctx context.Context, c client.Reader) (ready bool, reason string, err error)
+	// Endpoints are the addresses runners use, by role.
+	Endpoints() []v1alpha1.Endpoint
+	// Secrets are the Secret keys runners need (password, auth key, CA), by environment variable name.
+	Secrets() map[string]v1alpha1.SecretKeyRef
+	// Teardown deletes what Objects created.
+	Teardown(ctx context.Context, c client.Client) error
+}
+
+// New builds the Target of spec.
+func New(spec *v1alpha1.TargetSpec, o Options) (Target, error) {
+	switch {
+	case spec.HeTu != nil:
+		return newHeTu(spec.HeTu, o)
+	case spec.Redis != nil:
+		return newRedis(spec.Redis, o, "redis")
+	case spec.External != nil:
+		return &external{spec: spec.External}, nil
+	}
+	return nil, fmt.Errorf("target: set one of hetu, redis or external")
+}
+
+// Name joins prefix and suffix into an object name that is a valid DNS label (at most 63
+// characters; longer names are cut and end with a hash so they stay unique).
+func Name(prefix, suffix string) string {
+	n := prefix + "-" + suffix
+	if len(n) <= 63 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	return strings.TrimRight(n[:54], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// withLabels returns o.Labels plus component.
+func (o Options) withLabels(component string) map[string]string {
+	l := make(map[string]string, len(o.Labels)+1)
+	for k, v := range o.Labels {
+		l[k] = v
+	}
+	l[LabelComponent] = component
+	return l
+}
+
+// meta is the ObjectMeta of an object named prefix-suffix.
+func (o Options) meta(suffix, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: Name(o.Prefix, suffix), Namespace: o.Namespace, Labels: o.withLabels(component)}
+}
+
+// PodSecurityContext is the restricted Pod Security Standard pod context every benchrun pod uses.
+func PodSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](65532),
+		RunAsGroup:     ptr.To[int64](65532),
+		FSGroup:        ptr.To[int64](65532),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// ContainerSecurityContext is the restricted container context: no privilege escalation, no capabilities.
+func ContainerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// secretEnv is an environment variable read from a Secret key.
+func secretEnv(name string, ref *v1alpha1.SecretKeyRef) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key}}}
+}
+
+// statefulSetReady tells whether the StatefulSet has all its replicas ready.
+func statefulSetReady(ctx context.Context, c client.Reader, ns, name string) (bool, string, error) {
+	var sts appsv1.StatefulSet
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, "StatefulSet " + name + " not created yet", nil
+		}
+		return false, "", err
+	}
+	want := ptr.Deref(sts.Spec.Replicas, 1)
+	if sts.Status.ReadyReplicas < want {
+		return false, fmt.Sprintf("StatefulSet %s: %d/%d ready", name, sts.Status.ReadyReplicas, want), nil
+	}
+	return true, "", nil
+}
+
+// deploymentReady tells whether the Deployment has all its replicas ready.
+func deploymentReady(ctx context.Context, c client.Reader, ns, name string) (bool, string, error) {
+	var d appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, "Deployment " + name + " not created yet", nil
+		}
+		return false, "", err
+	}
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	if d.Status.ReadyReplicas < want {
+		return false, fmt.Sprintf("Deployment %s: %d/%d ready", name, d.Status.ReadyReplicas, want), nil
+	}
+	return true, "", nil
+}
+
+// readyCheck is one named readiness test.
+type readyCheck func(ctx context.Context, c client.Reader) (bool, string, error)
+
+// allReady runs checks in order and stops at the first not ready.
+func allReady(ctx context.Context, c client.Reader, checks ...readyCheck) (bool, string, error) {
+	for _, check := range checks {
+		if ok, reason, err := check(ctx, c); err != nil || !ok {
+			return ok, reason, err
+		}
+	}
+	return true, "", nil
+}
+
+// deleteAll deletes objs, ignoring those already gone.
+func deleteAll(ctx context.Context, c client.Client, objs []client.Object) error {
+	for _, obj := range objs {
+		if err := c.Delete(ctx, obj, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// placementPod applies a Placement to a pod spec and returns the container resources.
+func placementPod(p *v1alpha1.Placement, spec *corev1.PodSpec) corev1.ResourceRequirements {
+	spec.NodeSelector = p.NodeSelector
+	spec.Tolerations = p.Tolerations
+	if p.Resources != nil {
+		return *p.Resources
+	}
+	return corev1.ResourceRequirements{}
+}
