@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -54,6 +55,7 @@ type Conn struct {
 	// sent and recv count bytes written to and read from the socket.
 	sent, recv int64
 	stopWatch  func() bool
+	mu         sync.Mutex // guards watched against the context callback
 	watched    context.Context
 }
 
@@ -110,7 +112,7 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 }
 
 // Watch makes blocked reads and writes fail as soon as ctx is done (k6 interrupts a VU by
-// cancelling its context). Calling it again with the same ctx is cheap.
+// cancelling its context, one per iteration). Calling it again with the same ctx is cheap.
 func (c *Conn) Watch(ctx context.Context) {
 	if ctx == c.watched || ctx == nil {
 		return
@@ -118,9 +120,18 @@ func (c *Conn) Watch(ctx context.Context) {
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
-	_ = c.conn.SetDeadline(time.Time{})
+	c.mu.Lock()
 	c.watched = ctx
-	c.stopWatch = context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Now()) })
+	_ = c.conn.SetDeadline(time.Time{})
+	c.mu.Unlock()
+	c.stopWatch = context.AfterFunc(ctx, func() {
+		// The callback may run after the next iteration started watching its own context.
+		c.mu.Lock()
+		if c.watched == ctx {
+			_ = c.conn.SetDeadline(time.Now())
+		}
+		c.mu.Unlock()
+	})
 }
 
 // Close closes the connection.

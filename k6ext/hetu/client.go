@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -86,6 +87,7 @@ type Conn struct {
 	DroppedPushes int64
 	sent, recv    int64
 	stopWatch     func() bool
+	mu            sync.Mutex // guards watched against the context callback
 	watched       context.Context
 }
 
@@ -206,7 +208,8 @@ func (c *Conn) handshake(o Options) error {
 	return nil
 }
 
-// Watch makes blocked reads and writes fail as soon as ctx is done.
+// Watch makes blocked reads and writes fail as soon as ctx is done (k6 cancels a VU's
+// context at the end of every iteration and on interrupt).
 func (c *Conn) Watch(ctx context.Context) {
 	if ctx == c.watched || ctx == nil {
 		return
@@ -214,12 +217,19 @@ func (c *Conn) Watch(ctx context.Context) {
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
+	c.mu.Lock()
+	c.watched = ctx
 	_ = c.ws.SetReadDeadline(time.Time{})
 	_ = c.ws.SetWriteDeadline(time.Time{})
-	c.watched = ctx
+	c.mu.Unlock()
 	c.stopWatch = context.AfterFunc(ctx, func() {
-		_ = c.ws.SetReadDeadline(time.Now())
-		_ = c.ws.SetWriteDeadline(time.Now())
+		// The callback may run after the next iteration started watching its own context.
+		c.mu.Lock()
+		if c.watched == ctx {
+			_ = c.ws.SetReadDeadline(time.Now())
+			_ = c.ws.SetWriteDeadline(time.Now())
+		}
+		c.mu.Unlock()
 	})
 }
 
