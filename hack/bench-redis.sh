@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Compare benchrun's k6 (bin/k6, scripts/k6/redis_basic.js, scenario "get") with
+# redis-benchmark on GET, same connection count, same loopback redis-server, same run.
+#
+#   hack/bench-redis.sh [CONNS=50] [SECONDS=5]        env: K6=bin/k6 BATCH=100 KEYSPACE=100000
+#
+# Starts a private redis-server on a free 127.0.0.1 port (stopped on exit), fills KEYSPACE
+# keys, then runs `redis-benchmark -t get -P 1 -c CONNS -r KEYSPACE` and k6 with VUS=CONNS
+# for about SECONDS each, and prints both GET rates and their ratio (k6 / redis-benchmark).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CONNS=${1:-50}
+SECS=${2:-5}
+K6=${K6:-$ROOT/bin/k6}
+KEYSPACE=${KEYSPACE:-100000}
+BATCH=${BATCH:-100}
+[[ -x "$K6" ]] || { echo "build $K6 first: CGO_ENABLED=0 go build -trimpath -o bin/k6 ./cmd/k6" >&2; exit 1; }
+command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+  { echo "needs redis-server and redis-benchmark (apt-get install -y redis-server)" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --bind 127.0.0.1 --port "$PORT" --save '' --appendonly no --daemonize yes \
+  --pidfile "$WORK/redis.pid" --logfile "$WORK/redis.log"
+cleanup() { [[ -f "$WORK/redis.pid" ]] && kill "$(cat "$WORK/redis.pid")" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+# Same keys for both tools: key:000000000000 .. key:<KEYSPACE-1>, 3-byte values.
+redis-benchmark -p "$PORT" -t set -r "$KEYSPACE" -n $((KEYSPACE * 3)) -c 50 -P 16 -q >/dev/null
+
+# redis-benchmark counts requests, not seconds: size -n from a short probe run.
+probe=$(redis-benchmark -p "$PORT" -t get -P 1 -c "$CONNS" -r "$KEYSPACE" -n 100000 --csv |
+  awk -F'"' '/"GET"/ {print $4}')
+n=$(python3 -c "print(max(100000, int(float('$probe') * $SECS)))")
+rb=$(redis-benchmark -p "$PORT" -t get -P 1 -c "$CONNS" -r "$KEYSPACE" -n "$n" --csv |
+  awk -F'"' '/"GET"/ {print $4}')
+
+SCENARIOS=get DURATION="${SECS}s" GRACE=1s VUS="$CONNS" BATCH="$BATCH" KEYSPACE="$KEYSPACE" \
+  REDIS_ADDR="127.0.0.1:$PORT" "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/result.json" \
+  "$ROOT/scripts/k6/redis_basic.js" >"$WORK/k6.log" 2>&1 || { cat "$WORK/k6.log" >&2; exit 1; }
+k6rate=$(python3 - "$WORK/result.json" <<'PY'
+import json, re, sys
+from datetime import datetime
+def ts(v):  # RFC 3339 with nanoseconds -> datetime (microseconds)
+    m = re.match(r"(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-].*)$", v)
+    frac = (m.group(2) or ".0")[:7]
+    return datetime.fromisoformat(m.group(1) + frac + ("+00:00" if m.group(3) == "Z" else m.group(3)))
+s = json.load(open(sys.argv[1]))["scenarios"][0]
+span = (ts(s["lastEnd"]) - ts(s["firstStart"])).total_seconds()
+print(f"{s['calls'] / span:.0f}")
+PY
+)
+echo "connections:            $CONNS"
+echo "redis-benchmark GET/s:  $rb"
+echo "benchrun k6 GET/s:      $k6rate (BATCH=$BATCH calls per iteration)"
+python3 -c "print(f'ratio k6/redis-benchmark: {$k6rate / $rb:.2f}')"
