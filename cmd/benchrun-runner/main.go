@@ -1,0 +1,53 @@
+// Command benchrun-runner is the agent in each k6 runner pod: it waits at the run's start
+// barrier, runs k6 and stores the result document in its state ConfigMap (internal/runner).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/internal/runner"
+)
+
+func main() {
+	var a runner.Agent
+	var statePrefix string
+	flag.StringVar(&a.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the BenchmarkRun's namespace")
+	flag.StringVar(&statePrefix, "state-prefix", "", "state ConfigMap name prefix; the Job completion index follows")
+	flag.StringVar(&a.BarrierName, "barrier", "", "start barrier ConfigMap name")
+	flag.StringVar(&a.ResultFile, "result-file", runner.ResultFile, "where k6 writes the result document")
+	flag.StringVar(&a.K6, "k6", "k6", "k6 binary")
+	flag.Parse()
+	index := os.Getenv("JOB_COMPLETION_INDEX")
+	if statePrefix == "" || a.BarrierName == "" || index == "" {
+		fmt.Fprintln(os.Stderr, "benchrun-runner: --state-prefix, --barrier and JOB_COMPLETION_INDEX are required")
+		os.Exit(2)
+	}
+	a.StateName = statePrefix + index
+
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun-runner:", err)
+		os.Exit(1)
+	}
+	a.Client = c
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := a.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun-runner:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,240 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/internal/plan"
+)
+
+// Agent is the in-pod runner: it waits at the start barrier, runs k6 and stores the result
+// document in its state ConfigMap (see the package comment for the protocol).
+type Agent struct {
+	// Client reads the barrier and updates the state ConfigMap.
+	Client client.Client
+	// Namespace is the run's namespace.
+	Namespace string
+	// StateName is this runner's state ConfigMap.
+	StateName string
+	// BarrierName is the barrier ConfigMap.
+	BarrierName string
+	// K6 is the k6 binary (default "k6" on PATH).
+	K6 string
+	// ResultFile is where k6 writes the result document.
+	ResultFile string
+	// CgroupDir is the pod's cgroup v2 directory (default /sys/fs/cgroup).
+	CgroupDir string
+	// Poll is how often the barrier is read (default 250ms).
+	Poll time.Duration
+	// Now tells the time (default time.Now).
+	Now func() time.Time
+	// Exec runs k6 (default: exec K6); it returns k6's exit code.
+	Exec func(ctx context.Context, inv plan.Invocation) (int, error)
+}
+
+// Run goes through the protocol once. It returns an error when the load did not complete,
+// after storing whatever result k6 wrote.
+func (a *Agent) Run(ctx context.Context) error {
+	a.defaults()
+	var cm corev1.ConfigMap
+	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.StateName}, &cm); err != nil {
+		return fmt.Errorf("reading state %s: %w", a.StateName, err)
+	}
+	if s := cm.Data[KeyState]; s == StateDone || s == StateFailed {
+		return nil // already finished (a restarted pod must not run the load twice)
+	}
+	inv, err := DecodeInvocation(&cm)
+	if err != nil {
+		return a.finish(ctx, StateFailed, "invalid invocation", -1, nil)
+	}
+	if err := a.update(ctx, map[string]string{KeyState: StateReady, KeyReadyAt: a.stamp()}, nil); err != nil {
+		return err
+	}
+	startAt, err := a.waitBarrier(ctx)
+	if err != nil {
+		return a.finish(ctx, StateFailed, "stopped at the start barrier", -1, nil)
+	}
+	if d := startAt.Sub(a.Now()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return a.finish(ctx, StateFailed, "stopped at the start barrier", -1, nil)
+		}
+	}
+	cpu0, _ := readCPU(a.CgroupDir)
+	started := a.Now()
+	if err := a.update(ctx, map[string]string{KeyState: StateRunning, KeyLoadStartedAt: started.UTC().Format(time.RFC3339Nano)}, nil); err != nil {
+		return err
+	}
+	code, execErr := a.Exec(ctx, inv)
+	cpu1, _ := readCPU(a.CgroupDir)
+	usage := &Usage{CPUSeconds: (cpu1 - cpu0) / 1e6, WallSeconds: a.Now().Sub(started).Seconds(), MemoryPeakBytes: readMemoryPeak(a.CgroupDir)}
+	switch {
+	case execErr != nil:
+		return a.finish(ctx, StateFailed, "k6 did not run: "+execErr.Error(), -1, usage)
+	case code != 0:
+		return a.finish(ctx, StateFailed, fmt.Sprintf("k6 exited with code %d", code), code, usage)
+	}
+	return a.finish(ctx, StateDone, "", 0, usage)
+}
+
+// defaults fills unset fields.
+func (a *Agent) defaults() {
+	if a.K6 == "" {
+		a.K6 = "k6"
+	}
+	if a.CgroupDir == "" {
+		a.CgroupDir = "/sys/fs/cgroup"
+	}
+	if a.Poll <= 0 {
+		a.Poll = 250 * time.Millisecond
+	}
+	if a.Now == nil {
+		a.Now = time.Now
+	}
+	if a.Exec == nil {
+		a.Exec = a.execK6
+	}
+}
+
+// stamp is the current time in RFC 3339 with nanoseconds.
+func (a *Agent) stamp() string { return a.Now().UTC().Format(time.RFC3339Nano) }
+
+// waitBarrier polls the barrier ConfigMap until the operator sets startAt.
+func (a *Agent) waitBarrier(ctx context.Context) (time.Time, error) {
+	for {
+		var b corev1.ConfigMap
+		err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.BarrierName}, &b)
+		if err == nil {
+			if t, perr := time.Parse(time.RFC3339Nano, b.Data[KeyStartAt]); perr == nil {
+				return t, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(a.Poll):
+		}
+	}
+}
+
+// finish stores the result file (when k6 wrote one) and the final state. It uses a fresh
+// context: on SIGTERM the run context is cancelled but the partial result must be kept.
+func (a *Agent) finish(_ context.Context, state, reason string, code int, usage *Usage) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	data := map[string]string{KeyState: state, KeyFinishedAt: a.stamp(), KeyExitCode: strconv.Itoa(code)}
+	if reason != "" {
+		data[KeyReason] = reason
+	}
+	if usage != nil {
+		b, _ := json.Marshal(usage)
+		data[KeyUsage] = string(b)
+	}
+	var binary map[string][]byte
+	if doc, err := os.ReadFile(a.ResultFile); err == nil {
+		gz, err := EncodeResult(doc)
+		if err != nil {
+			return err
+		}
+		binary = map[string][]byte{KeyResult: gz}
+	} else if state == StateDone {
+		data[KeyState], data[KeyReason] = StateFailed, "k6 wrote no result document"
+	}
+	if err := a.update(ctx, data, binary); err != nil {
+		return err
+	}
+	if data[KeyState] != StateDone {
+		return errors.New(data[KeyReason])
+	}
+	return nil
+}
+
+// update sets keys of the state ConfigMap, retrying on conflicts.
+func (a *Agent) update(ctx context.Context, data map[string]string, binary map[string][]byte) error {
+	return retry.OnError(retry.DefaultBackoff, func(error) bool { return true }, func() error {
+		var cm corev1.ConfigMap
+		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.StateName}, &cm); err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		for k, v := range data {
+			cm.Data[k] = v
+		}
+		if len(binary) > 0 && cm.BinaryData == nil {
+			cm.BinaryData = map[string][]byte{}
+		}
+		for k, v := range binary {
+			cm.BinaryData[k] = v
+		}
+		return a.Client.Update(ctx, &cm)
+	})
+}
+
+// execK6 runs `k6 run --out benchrun=FILE args... script`; cancelling ctx sends SIGTERM so
+// k6 stops gracefully and writes a partial document.
+func (a *Agent) execK6(ctx context.Context, inv plan.Invocation) (int, error) {
+	if err := os.MkdirAll(filepath.Dir(a.ResultFile), 0o700); err != nil {
+		return -1, err
+	}
+	args := append([]string{"run", "--out", "benchrun=" + a.ResultFile}, inv.Args...)
+	cmd := exec.CommandContext(ctx, a.K6, append(args, inv.Script)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 45 * time.Second
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = os.Environ()
+	for k, v := range inv.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
+}
+
+// readCPU reads usage_usec from the cgroup v2 cpu.stat.
+func readCPU(dir string) (float64, error) {
+	f, err := os.Open(filepath.Join(dir, "cpu.stat"))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "usage_usec "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, errors.New("no usage_usec in cpu.stat")
+}
+
+// readMemoryPeak reads the cgroup v2 memory.peak (0 when unavailable).
+func readMemoryPeak(dir string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, "memory.peak"))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}

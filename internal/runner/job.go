@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
+)
+
+// LabelRunnerSet marks the runner pods of one generation (the anti-affinity selects on it).
+const LabelRunnerSet = "bench.benchrun.io/runner-set"
+
+// ResultFile is where k6's benchrun output writes the document inside the pod.
+const ResultFile = "/tmp/benchrun/result.json"
+
+// Options are what the runner objects are built from.
+type Options struct {
+	// Namespace is the BenchmarkRun's namespace.
+	Namespace string
+	// Prefix starts every object name; at most 45 characters so names stay DNS labels.
+	Prefix string
+	// Labels go on every object and pod.
+	Labels map[string]string
+	// Image is the runner image (benchrun-runner agent + k6 + scripts).
+	Image string
+	// Spec is the runner placement and count.
+	Spec v1alpha1.RunnerSpec
+	// Secrets become secretKeyRef environment variables of the runner pods (name → key).
+	Secrets map[string]v1alpha1.SecretKeyRef
+}
+
+// JobName is the runner Job's name.
+func JobName(prefix string) string { return prefix + "-runners" }
+
+// BarrierName is the start barrier ConfigMap's name.
+func BarrierName(prefix string) string { return prefix + "-barrier" }
+
+// StatePrefix starts every runner state ConfigMap name; the index follows.
+func StatePrefix(prefix string) string { return prefix + "-runner-" }
+
+// StateName is runner i's state ConfigMap name.
+func StateName(prefix string, i int) string { return fmt.Sprintf("%s%d", StatePrefix(prefix), i) }
+
+// AccountName names the runners' ServiceAccount, Role and RoleBinding.
+func AccountName(prefix string) string { return prefix + "-runner" }
+
+// count is the number of runners.
+func (o Options) count() int { return int(max(o.Spec.Parallelism, 1)) }
+
+// labels returns o.Labels plus the runner component and set.
+func (o Options) labels() map[string]string {
+	l := map[string]string{target.LabelComponent: "runner", LabelRunnerSet: o.Prefix}
+	for k, v := range o.Labels {
+		l[k] = v
+	}
+	return l
+}
+
+// meta is the ObjectMeta of a runner object.
+func (o Options) meta(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: o.labels()}
+}
+
+// StateConfigMaps are the per-runner state ConfigMaps holding each runner's invocation.
+func StateConfigMaps(o Options, invocations []string) []*corev1.ConfigMap {
+	cms := make([]*corev1.ConfigMap, len(invocations))
+	for i, inv := range invocations {
+		cms[i] = &corev1.ConfigMap{ObjectMeta: o.meta(StateName(o.Prefix, i)), Data: map[string]string{KeyInvocation: inv}}
+		cms[i].Labels["bench.benchrun.io/runner-index"] = fmt.Sprint(i)
+	}
+	return cms
+}
+
+// Barrier is the start barrier ConfigMap (startAt empty until the operator releases it).
+func Barrier(o Options) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: o.meta(BarrierName(o.Prefix)), Data: map[string]string{}}
+}
+
+// Access are the runners' ServiceAccount, Role and RoleBinding: read the barrier, read and
+// update their own state ConfigMaps, nothing else.
+func Access(o Options) []client.Object {
+	name := AccountName(o.Prefix)
+	states := make([]string, o.count())
+	for i := range states {
+		states[i] = StateName(o.Prefix, i)
+	}
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: o.meta(name), AutomountServiceAccountToken: ptr.To(true)},
+		&rbacv1.Role{ObjectMeta: o.meta(name), Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{BarrierName(o.Prefix)}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: states, Verbs: []string{"get", "update", "patch"}},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: o.meta(name),
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: o.Namespace}}},
+	}
+}
+
+// Job is the Indexed Job of runner pods. Each index may fail once without failing the
+// others (backoffLimitPerIndex 0): the surviving runners finish and store their results,
+// and the operator reports the run Failed with partial results.
+func Job(o Options) *batchv1.Job {
+	n := int32(o.count())
+	spec := o.Spec
+	labels := o.labels()
+	env := []corev1.EnvVar{
+		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+	}
+	names := make([]string, 0, len(o.Secrets))
+	for name := range o.Secrets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ref := o.Secrets[name]
+		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key}}})
+	}
+	var res corev1.ResourceRequirements
+	if spec.Resources != nil {
+		res = *spec.Resources
+	}
+	affinity := spec.Affinity.DeepCopy()
+	if spec.OnePerNode {
+		if affinity == nil {
+			affinity = &corev1.Affinity{}
+		}
+		if affinity.PodAntiAffinity == nil {
+			affinity.PodAntiAffinity = &corev1.PodAntiAffinity{}
+		}
+		affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+			corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRunnerSet: o.Prefix}}})
+	}
+	pod := corev1.PodSpec{
+		ServiceAccountName:            AccountName(o.Prefix),
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		SecurityContext:               target.PodSecurityContext(),
+		EnableServiceLinks:            ptr.To(false),
+		NodeSelector:                  spec.NodeSelector,
+		Tolerations:                   spec.Tolerations,
+		Affinity:                      affinity,
+		PriorityClassName:             spec.PriorityClassName,
+		TerminationGracePeriodSeconds: ptr.To[int64](60),
+		Containers: []corev1.Container{{
+			Name: "runner", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+			Command: []string{"benchrun-runner"},
+			Args: []string{"--namespace=$(POD_NAMESPACE)", "--state-prefix=" + StatePrefix(o.Prefix),
+				"--barrier=" + BarrierName(o.Prefix), "--result-file=" + ResultFile},
+			Env:             env,
+			Resources:       res,
+			SecurityContext: target.ContainerSecurityContext(),
+			VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+		}},
+		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+	}
+	return &batchv1.Job{ObjectMeta: o.meta(JobName(o.Prefix)), Spec: batchv1.JobSpec{
+		CompletionMode:       ptr.To(batchv1.IndexedCompletion),
+		Completions:          ptr.To(n),
+		Parallelism:          ptr.To(n),
+		BackoffLimitPerIndex: ptr.To[int32](0),
+		Template:             corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+	}}
+}

@@ -1,0 +1,153 @@
+// Package runner is the load side of a BenchmarkRun: the Indexed Job of k6 runner pods with
+// its ServiceAccount and Role (job.go), the per-runner state ConfigMaps and the start
+// barrier they share with the operator (state.go), and the in-pod agent (agent.go).
+//
+// Protocol (no network path from the operator to the pods is needed):
+//  1. The operator creates one state ConfigMap per runner (<prefix>-runner-<i>) holding the
+//     runner's k6 invocation, and the barrier ConfigMap (<prefix>-barrier), then the Job.
+//  2. Runner i reads its invocation and sets state=ready.
+//  3. When every runner is ready the operator writes startAt (a few seconds ahead) into the
+//     barrier; runners poll it, sleep until startAt, set state=running with loadStartedAt
+//     (the operator derives the start skew from these), and exec k6.
+//  4. When k6 exits the runner stores its result document gzip-compressed in binaryData of
+//     its state ConfigMap and sets state=done (or failed with a reason). The ConfigMaps are
+//     owned by the BenchmarkRun, so an operator restart loses nothing and cleanup of the Job
+//     keeps the data.
+package runner
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/benchrun/benchrun/internal/plan"
+	"github.com/benchrun/benchrun/internal/results"
+)
+
+// Keys of the runner state ConfigMap and of the barrier ConfigMap.
+const (
+	// KeyInvocation holds the runner's plan.Invocation as JSON (written by the operator).
+	KeyInvocation = "invocation.json"
+	// KeyState is the runner state: "", ready, running, done or failed.
+	KeyState = "state"
+	// KeyReadyAt is when the runner reached the barrier (RFC 3339, ns).
+	KeyReadyAt = "readyAt"
+	// KeyLoadStartedAt is when the runner actually started k6 after the barrier.
+	KeyLoadStartedAt = "loadStartedAt"
+	// KeyFinishedAt is when k6 exited.
+	KeyFinishedAt = "finishedAt"
+	// KeyExitCode is k6's exit code.
+	KeyExitCode = "exitCode"
+	// KeyReason says why a runner failed.
+	KeyReason = "reason"
+	// KeyUsage holds the runner's own cgroup CPU and memory usage during the load (JSON Usage).
+	KeyUsage = "usage.json"
+	// KeyResult holds the gzip-compressed result document (binaryData).
+	KeyResult = "result.json.gz"
+	// KeyStartAt in the barrier ConfigMap is when every runner starts the load.
+	KeyStartAt = "startAt"
+)
+
+// Runner states.
+const (
+	// StateReady means waiting at the barrier.
+	StateReady = "ready"
+	// StateRunning means k6 is running.
+	StateRunning = "running"
+	// StateDone means k6 finished and the result is stored.
+	StateDone = "done"
+	// StateFailed means k6 failed or could not start; a partial result may be stored.
+	StateFailed = "failed"
+)
+
+// Usage is a runner's own resource usage during the load, from its cgroup.
+type Usage struct {
+	// CPUSeconds is the CPU time used between load start and end.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// WallSeconds is the load's wall time.
+	WallSeconds float64 `json:"wallSeconds"`
+	// MemoryPeakBytes is the cgroup's peak memory (memory.peak), 0 when unknown.
+	MemoryPeakBytes int64 `json:"memoryPeakBytes"`
+}
+
+// State is what a runner state ConfigMap says.
+type State struct {
+	// Index is the runner index.
+	Index int
+	// State is "", ready, running, done or failed.
+	State string
+	// LoadStartedAt is the actual load start, zero when not started.
+	LoadStartedAt time.Time
+	// Reason says why the runner failed.
+	Reason string
+	// Usage is the runner's own cgroup usage, nil when not reported.
+	Usage *Usage
+	// HasResult tells whether a result document is stored.
+	HasResult bool
+}
+
+// ParseState reads a runner state ConfigMap.
+func ParseState(cm *corev1.ConfigMap, index int) State {
+	s := State{Index: index, State: cm.Data[KeyState], Reason: cm.Data[KeyReason]}
+	if t, err := time.Parse(time.RFC3339Nano, cm.Data[KeyLoadStartedAt]); err == nil {
+		s.LoadStartedAt = t
+	}
+	if u := cm.Data[KeyUsage]; u != "" {
+		var usage Usage
+		if json.Unmarshal([]byte(u), &usage) == nil {
+			s.Usage = &usage
+		}
+	}
+	_, s.HasResult = cm.BinaryData[KeyResult]
+	return s
+}
+
+// EncodeResult gzips a result document file's content.
+func EncodeResult(doc []byte) ([]byte, error) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(doc); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// DecodeResult reads the result document stored in a runner state ConfigMap.
+func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
+	data, ok := cm.BinaryData[KeyResult]
+	if !ok {
+		return nil, fmt.Errorf("runner %s: no result stored", cm.Name)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
+	}
+	doc, err := results.Decode(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
+	}
+	return doc, nil
+}
+
+// EncodeInvocation is the JSON stored under KeyInvocation.
+func EncodeInvocation(inv plan.Invocation) (string, error) {
+	b, err := json.Marshal(inv)
+	return string(b), err
+}
+
+// DecodeInvocation reads KeyInvocation.
+func DecodeInvocation(cm *corev1.ConfigMap) (plan.Invocation, error) {
+	var inv plan.Invocation
+	if err := json.Unmarshal([]byte(cm.Data[KeyInvocation]), &inv); err != nil {
+		return inv, fmt.Errorf("runner %s: invocation: %w", cm.Name, err)
+	}
+	return inv, nil
+}
