@@ -210,130 +210,18 @@ func runFromSpec(t *testing.T, name, spec string) *unstructured.Unstructured {
 // TestInvalidSpecsAreRejected checks that the API server rejects bad runs with a message a
 // user understands, naming the field.
 func TestInvalidSpecsAreRejected(t *testing.T) {
-	const redisGet = `load: {scenarios: [{name: a, type: redis.get}]}`
-	cases := []struct {
-		name string
-		spec string
-		want []string // substrings of the error, all required
-	}{
-		{"no target", "target: {}\n" + redisGet,
-			[]string{"spec.target", "set exactly one of spec.target.hetu, spec.target.redis or spec.target.external"}},
-		{"two targets", "target: {redis: {}, external: {kind: redis, addresses: ['r:6379']}}\n" + redisGet,
-			[]string{"set exactly one of spec.target.hetu"}},
-		{"hetu without backend", "target: {hetu: {}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"spec.target.hetu.backend", "Required value"}},
-		{"hetu with two backends", "target: {hetu: {backend: {redis: {}, external: {kind: redis, addresses: ['r:6379']}}}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"spec.target.hetu.backend", "set exactly one of backend.redis or backend.external"}},
-		{"hetu backend of kind hetu", "target: {hetu: {backend: {external: {kind: hetu, addresses: ['h:2466']}}}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"backend.external must have kind: redis"}},
-		{"hetu scenario on redis target", "target: {redis: {}}\nload: {scenarios: [{name: a, type: hetu.hello_world}]}",
-			[]string{"scenarios of type hetu.* need a HeTu target"}},
-		{"redis scenario on external hetu", "target: {external: {kind: hetu, addresses: ['h:2466']}}\n" + redisGet,
-			[]string{"scenarios of type redis.* and ycsb need a Redis endpoint"}},
-		{"no scenarios", "target: {redis: {}}\nload: {scenarios: []}",
-			[]string{"spec.load.scenarios", "at least 1 items"}},
-		{"zero workers", "target: {redis: {}}\nload: {workers: 0, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.workers", "greater than or equal to 1"}},
-		{"negative tasks", "target: {redis: {}}\nload: {tasksPerWorker: -3, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.tasksPerWorker", "greater than or equal to 1"}},
-		{"duration in words", "target: {redis: {}}\nload: {duration: 10 minutes, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.duration", "must be a duration such as 30s, 5m or 1h30m"}},
-		{"zero duration", "target: {redis: {}}\nload: {duration: 0s, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.duration", "must be between 1s and 168h"}},
-		{"scenario duration too long", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.get, duration: 200h}]}",
-			[]string{"spec.load.scenarios[0].duration", "must be between 1s and 168h"}},
-		{"unknown scenario type", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.gett}]}",
-			[]string{"spec.load.scenarios[0].type", `Unsupported value: "redis.gett"`}},
-		{"duplicate scenario names", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.get}, {name: a, type: redis.set}]}",
-			[]string{"spec.load.scenarios[1]", "Duplicate value"}},
-		{"upper-case scenario name", "target: {redis: {}}\nload: {scenarios: [{name: GetThenUpdate, type: redis.get}]}",
-			[]string{"spec.load.scenarios[0].name", "scenario names use lower-case letters"}},
-		{"more runners than users", "target: {redis: {}}\nload: {workers: 2, tasksPerWorker: 2, runners: {parallelism: 5}, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load", "runners.parallelism must not exceed workers × tasksPerWorker"}},
-		{"replicas on single", "target: {redis: {mode: single, replicas: 2}}\n" + redisGet,
-			[]string{"spec.target.redis", "replicas applies only to mode ha or proxy"}},
-		{"sentinels on proxy", "target: {redis: {mode: proxy, sentinels: 3}}\n" + redisGet,
-			[]string{"spec.target.redis", "sentinels applies only to mode ha"}},
-		{"proxy settings on ha", "target: {redis: {mode: ha, proxy: {replicas: 2}}}\n" + redisGet,
-			[]string{"spec.target.redis", "proxy settings apply only to mode proxy"}},
-		{"unknown redis mode", "target: {redis: {mode: cluster}}\n" + redisGet,
-			[]string{"spec.target.redis.mode", `Unsupported value: "cluster"`, `"single", "ha", "proxy"`}},
-		{"unknown engine", "target: {redis: {engine: keydb}}\n" + redisGet,
-			[]string{"spec.target.redis.engine", `Unsupported value: "keydb"`}},
-		{"unknown provider", "target: {redis: {provider: bitnami}}\n" + redisGet,
-			[]string{"spec.target.redis.provider", `Unsupported value: "bitnami"`}},
-		{"password in config", "target: {redis: {config: {requirepass: hunter2}}}\n" + redisGet,
-			[]string{"spec.target.redis.config", "do not put passwords in config: use passwordSecretRef"}},
-		{"config key not a directive", "target: {redis: {config: {IO_THREADS: '8'}}}\n" + redisGet,
-			[]string{"spec.target.redis.config", "config keys must be Redis directive names"}},
-		{"secret ref without key", "target: {redis: {passwordSecretRef: {name: s}}}\n" + redisGet,
-			[]string{"spec.target.redis.passwordSecretRef.key", "Required value"}},
-		{"secret ref with empty name", "target: {redis: {passwordSecretRef: {name: '', key: k}}}\n" + redisGet,
-			[]string{"spec.target.redis.passwordSecretRef.name", "at least 1 chars long"}},
-		{"external without addresses", "target: {external: {kind: redis, addresses: []}}\n" + redisGet,
-			[]string{"spec.target.external.addresses", "at least 1 items"}},
-		{"external address without port", "target: {external: {kind: redis, addresses: ['r-bp1.redis.rds.aliyuncs.com']}}\n" + redisGet,
-			[]string{"spec.target.external.addresses", "addresses must be host:port"}},
-		{"external hetu fields on redis", "target: {external: {kind: redis, addresses: ['r:6379'], instance: bench}}\n" + redisGet,
-			[]string{"spec.target.external", "instance, packetLayers and authKeySecretRef apply only to kind: hetu"}},
-		{"read replicas on external hetu", "target: {external: {kind: hetu, addresses: ['h:2466'], readAddresses: ['r:6379']}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"spec.target.external", "readAddresses and usernameSecretRef apply only to kind: redis"}},
-		{"unknown external kind", "target: {external: {kind: mongo, addresses: ['m:27017']}}\n" + redisGet,
-			[]string{"spec.target.external.kind", `Unsupported value: "mongo"`}},
-		{"hetu port out of range", "target: {hetu: {port: 70000, backend: {redis: {}}}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"spec.target.hetu.port", "less than or equal to 65535"}},
-		{"unknown packet layers", "target: {hetu: {packetLayers: json, backend: {redis: {}}}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"spec.target.hetu.packetLayers", `Unsupported value: "json"`}},
-		{"hetu instance with spaces", "target: {hetu: {instance: 'my game', backend: {redis: {}}}}\nload: {scenarios: [{name: a, type: hetu.get}]}",
-			[]string{"spec.target.hetu.instance", "instance names use letters, digits and '_'"}},
-		{"ycsb proportions do not sum to 1", "target: {redis: {}}\nload: {scenarios: [{name: a, type: ycsb, ycsb: {readProportion: 0.5, updateProportion: 0.4}}]}",
-			[]string{"spec.load.scenarios[0].ycsb", "readProportion + updateProportion + insertProportion must sum to 1"}},
-		{"ycsb proportion above 1", "target: {redis: {}}\nload: {scenarios: [{name: a, type: ycsb, ycsb: {readProportion: 1.5, updateProportion: 0}}]}",
-			[]string{"spec.load.scenarios[0].ycsb.readProportion", "less than or equal to 1"}},
-		{"unknown key distribution", "target: {redis: {}}\nload: {scenarios: [{name: a, type: ycsb, ycsb: {requestDistribution: hotspot}}]}",
-			[]string{"spec.load.scenarios[0].ycsb.requestDistribution", `Unsupported value: "hotspot"`}},
-		{"ycsb block on a get scenario", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.get, ycsb: {}}]}",
-			[]string{"spec.load.scenarios[0]", "ycsb settings apply only to type: ycsb"}},
-		{"script scenario without script", "target: {redis: {}}\nload: {scenarios: [{name: a, type: script}]}",
-			[]string{"spec.load.scenarios[0]", "type: script needs script"}},
-		{"body size on ping", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.ping, bodySize: 128}]}",
-			[]string{"spec.load.scenarios[0]", "bodySize applies only to redis.get, redis.set, ycsb and script scenarios"}},
-		{"zero body size", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.set, bodySize: 0}]}",
-			[]string{"spec.load.scenarios[0].bodySize", "greater than or equal to 1"}},
-		{"params key not an env name", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.get, params: {key-prefix: x}}]}",
-			[]string{"spec.load.scenarios[0].params", "params keys must be valid environment variable names"}},
-		{"trim percent and warm-up", "target: {redis: {}}\nload: {trim: {dropPercent: 5, warmUp: 30s}, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.trim", "use either dropPercent or warmUp/coolDown, not both"}},
-		{"trim percent too large", "target: {redis: {}}\nload: {trim: {dropPercent: 60}, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.trim.dropPercent", "less than or equal to 45"}},
-		{"warm-up not a duration", "target: {redis: {}}\nload: {trim: {warmUp: half a minute}, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.trim.warmUp", "must be a duration such as 30s"}},
-		{"zero runners", "target: {redis: {}}\nload: {runners: {parallelism: 0}, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.runners.parallelism", "greater than or equal to 1"}},
-		{"unknown cleanup policy", "target: {redis: {}}\n" + redisGet + "\ncleanup: {policy: Sometimes}",
-			[]string{"spec.cleanup.policy", `Unsupported value: "Sometimes"`, `"Always", "OnSuccess", "Never"`}},
-		{"negative ttl", "target: {redis: {}}\n" + redisGet + "\ncleanup: {ttlSecondsAfterFinished: -1}",
-			[]string{"spec.cleanup.ttlSecondsAfterFinished", "greater than or equal to 0"}},
-		{"target timeout not a duration", "target: {redis: {}}\n" + redisGet + "\ntimeouts: {targetReady: soon}",
-			[]string{"spec.timeouts.targetReady", "must be a duration such as 90s, 10m or 1h30m"}},
-		{"remote write not http", "target: {redis: {}}\n" + redisGet + "\ncollect: {prometheusRemoteWriteURL: 'ftp://prom/write'}",
-			[]string{"spec.collect.prometheusRemoteWriteURL", "must be an http:// or https:// URL"}},
-		{"misspelt field", "target: {redis: {}}\nload: {wokers: 4, scenarios: [{name: a, type: redis.get}]}",
-			[]string{`unknown field "spec.load.wokers"`}},
-		{"workers as text", "target: {redis: {}}\nload: {workers: many, scenarios: [{name: a, type: redis.get}]}",
-			[]string{"spec.load.workers", "must be of type integer"}},
-	}
+	cases := LoadInvalidRuns(t, filepath.Join("testdata", "invalid-runs.yaml"))
 	if len(cases) < 30 {
 		t.Fatalf("the suite promises at least 30 invalid specs, has %d", len(cases))
 	}
 	ns := createNamespace(t)
 	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := apply(ns, runFromSpec(t, fmt.Sprintf("bad-%d", i), tc.spec))
+		t.Run(tc.Name, func(t *testing.T) {
+			_, err := apply(ns, runFromSpec(t, fmt.Sprintf("bad-%d", i), tc.Spec))
 			if err == nil {
-				t.Fatalf("accepted, want rejection containing %q", tc.want)
+				t.Fatalf("accepted, want rejection containing %q", tc.Want)
 			}
-			for _, w := range tc.want {
+			for _, w := range tc.Want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not contain %q:\n%v", w, err)
 				}

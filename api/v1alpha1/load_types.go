@@ -33,6 +33,7 @@ type LoadSpec struct {
 
 	// Duration is how long each scenario runs (the seeds' ya -t), unless the scenario sets its own.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('168h'))",message="must be between 1s and 168h"
 	// +kubebuilder:default="1m"
@@ -94,6 +95,7 @@ type Scenario struct {
 
 	// Duration overrides load.duration for this scenario.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('168h'))",message="must be between 1s and 168h"
 	// +optional
@@ -196,11 +198,13 @@ type TrimSpec struct {
 	DropPercent *int32 `json:"dropPercent,omitempty"`
 	// WarmUp is a period at the start of each scenario excluded from CPS.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
 	// +optional
 	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
 	// CoolDown is a period at the end of each scenario excluded from CPS.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h30m"
 	// +optional
 	CoolDown *metav1.Duration `json:"coolDown,omitempty"`

@@ -1,0 +1,29 @@
+package v1alpha1_test
+
+import (
+	"os"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// InvalidRun is one invalid spec and the error text a user must see.
+type InvalidRun struct {
+	Name string   `json:"name"`
+	Spec string   `json:"spec"`
+	Want []string `json:"want"`
+}
+
+// LoadInvalidRuns reads testdata/invalid-runs.yaml.
+func LoadInvalidRuns(t *testing.T, path string) []InvalidRun {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []InvalidRun
+	if err := yaml.Unmarshal(data, &cases); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cases
+}
