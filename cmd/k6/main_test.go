@@ -1,0 +1,327 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchrun/benchrun/internal/results"
+)
+
+// k6Bin is the binary under test: $BENCHRUN_K6 when set, else built once by TestMain.
+var k6Bin string
+
+// repoRoot is the module root (scripts live in scripts/k6).
+var repoRoot = func() string { r, _ := filepath.Abs("../.."); return r }()
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	k6Bin = os.Getenv("BENCHRUN_K6")
+	if k6Bin == "" && !testing.Short() {
+		dir, err := os.MkdirTemp("", "benchrun-k6-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		k6Bin = filepath.Join(dir, "k6")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", k6Bin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building k6:", err)
+			os.Exit(1)
+		}
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func TestWithBenchrunOutput(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"k6 run s.js", "k6 run --out benchrun s.js"},
+		{"k6 -v run s.js", "k6 -v run --out benchrun s.js"},
+		{"k6 run --out benchrun=x.json s.js", "k6 run --out benchrun=x.json s.js"},
+		{"k6 run -o benchrun s.js", "k6 run -o benchrun s.js"},
+		{"k6 run --out=json=x s.js", "k6 run --out benchrun --out=json=x s.js"},
+		{"k6 version", "k6 version"},
+	} {
+		got := strings.Join(withBenchrunOutput(strings.Fields(c.in)), " ")
+		if got != c.want {
+			t.Errorf("%q: got %q want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// redisServer is a private redis-server on a free loopback port.
+type redisServer struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+// startRedis starts redis-server with an optional password, stopped at the end of the test.
+func startRedis(t *testing.T, password string) *redisServer {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs bin/k6 and redis-server (skipped with -short)")
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed (apt-get install -y redis-server)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
+		"--appendonly", "no", "--dir", t.TempDir()}
+	if password != "" {
+		args = append(args, "--requirepass", password)
+	}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", r.addr); err == nil {
+			c.Close()
+			break
+		}
+		if i > 100 {
+			t.Fatal("redis-server did not start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return r
+}
+
+// do runs one command with redis-cli-free plain RESP and returns the raw reply text.
+func (r *redisServer) do(t *testing.T, password string, args ...string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	send := func(args ...string) string {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		if _, err := c.Write(b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line[0] == '$' {
+			n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+			if n < 0 {
+				return ""
+			}
+			buf := make([]byte, n+2)
+			if _, err := io.ReadFull(br, buf); err != nil {
+				t.Fatal(err)
+			}
+			return string(buf[:n])
+		}
+		return strings.TrimSpace(line)
+	}
+	if password != "" {
+		send("AUTH", password)
+	}
+	return send(args...)
+}
+
+// commandCalls parses INFO commandstats into command -> calls.
+func commandCalls(info string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				out[name], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	return out
+}
+
+// runK6 runs a script and returns the decoded result document and the text of the k6 output
+// and of the result file.
+func runK6(t *testing.T, script string, env map[string]string) (*results.Document, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "result.json")
+	cmd := exec.Command(k6Bin, "run", "-q", "--summary-mode", "disabled", "--out", "benchrun="+out,
+		filepath.Join(repoRoot, "scripts/k6", script))
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("k6 run %s: %v\n%s", script, err, b)
+	}
+	raw, _ := os.ReadFile(out)
+	return readDoc(t, out), string(b) + string(raw)
+}
+
+// readDoc decodes (and so validates) a result document.
+func readDoc(t *testing.T, path string) *results.Document {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := results.Decode(f)
+	if err != nil {
+		t.Fatalf("decode %s: %v", path, err)
+	}
+	return doc
+}
+
+// noSecret fails when secret appears in the result file or the k6 output.
+func noSecret(t *testing.T, secret string, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if strings.Contains(s, secret) {
+			t.Fatalf("the password leaked into the output or document")
+		}
+	}
+}
+
+// Ground truth: what benchrun records equals what Redis itself counted.
+func TestRedisBasicMatchesCommandstats(t *testing.T) {
+	const password = "s3cret-pa55word"
+	r := startRedis(t, password)
+	r.do(t, password, "CONFIG", "RESETSTAT")
+	doc, out := runK6(t, "redis_basic.js", map[string]string{
+		"REDIS_ADDR": r.addr, "REDIS_PASSWORD": password, "SCENARIOS": "set,get,ping",
+		"DURATION": "1500ms", "GRACE": "1s", "VUS": "4", "BATCH": "50", "BODY_SIZE": "16",
+		"KEYSPACE": "1000", "BENCHRUN_RUNNER": "runner-a",
+	})
+	calls := commandCalls(r.do(t, password, "INFO", "commandstats"))
+	if !reflect.DeepEqual(doc.Runners, []string{"runner-a"}) || doc.Partial {
+		t.Fatalf("runners %v partial %v", doc.Runners, doc.Partial)
+	}
+	if len(doc.Scenarios) != 3 {
+		t.Fatalf("scenarios: %+v", doc.Scenarios)
+	}
+	for i, name := range []string{"set", "get", "ping"} {
+		s := doc.Scenarios[i]
+		if s.Name != name || s.Type != "redis."+name {
+			t.Fatalf("scenario %d is %s/%s, want %s in run order", i, s.Name, s.Type, name)
+		}
+		if s.Calls == 0 || s.Errors != 0 {
+			t.Fatalf("%s: calls %d errors %d %v", name, s.Calls, s.Errors, s.ErrorKinds)
+		}
+		if s.Calls != calls[name] {
+			t.Errorf("%s: benchrun counted %d calls, Redis %d", name, s.Calls, calls[name])
+		}
+		if s.BytesSent == 0 || s.BytesReceived == 0 {
+			t.Errorf("%s: no bytes counted", name)
+		}
+	}
+	if v := doc.Scenarios[0].ReturnValues["OK"]; v != doc.Scenarios[0].Calls {
+		t.Errorf("set: %d OK of %d", v, doc.Scenarios[0].Calls)
+	}
+	get := doc.Scenarios[1].ReturnValues
+	if get["bulk(16)"]+get["None"] != doc.Scenarios[1].Calls || get["bulk(16)"] == 0 {
+		t.Errorf("get return values %v", get)
+	}
+	noSecret(t, password, out)
+}
+
+func TestRedisUpsertMatchesExecCount(t *testing.T) {
+	r := startRedis(t, "")
+	r.do(t, "", "CONFIG", "RESETSTAT")
+	doc, _ := runK6(t, "redis_upsert.js", map[string]string{
+		"REDIS_ADDR": r.addr, "DURATION": "1500ms", "GRACE": "1s", "VUS": "6", "BATCH": "10",
+		"KEYSPACE": "200", "PREFIX": "t:",
+	})
+	calls := commandCalls(r.do(t, "", "INFO", "commandstats"))
+	if len(doc.Scenarios) != 1 {
+		t.Fatalf("scenarios: %+v", doc.Scenarios)
+	}
+	s := doc.Scenarios[0]
+	if s.Name != "redis_upsert" || s.Type != "redis.upsert" || s.Calls == 0 || s.Errors != 0 {
+		t.Fatalf("scenario %s/%s calls %d errors %d %v", s.Name, s.Type, s.Calls, s.Errors, s.ErrorKinds)
+	}
+	// Every attempt ends with exactly one EXEC: the attempts benchrun reports add up to
+	// Redis' EXEC count (with the "(other)" bucket unused at this size).
+	var attempts int64
+	for v, n := range s.ReturnValues {
+		a, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || a < 1 {
+			t.Fatalf("return value %q is not an attempt count", v)
+		}
+		attempts += a * n
+	}
+	if attempts != calls["exec"] {
+		t.Errorf("attempts %d, Redis EXEC calls %d", attempts, calls["exec"])
+	}
+	if s.ReturnValues["1"] == 0 {
+		t.Errorf("no conflict-free upsert: %v", s.ReturnValues)
+	}
+	// The unique index holds each number once and never more numbers than the key space.
+	rows, _ := strconv.Atoi(strings.TrimPrefix(r.do(t, "", "ZCARD", "t:upsert:idx:number"), ":"))
+	if rows == 0 || rows > 200 {
+		t.Errorf("index has %d entries, want 1..200", rows)
+	}
+}
+
+func TestInterruptWritesPartialDocument(t *testing.T) {
+	r := startRedis(t, "")
+	out := filepath.Join(t.TempDir(), "result.json")
+	cmd := exec.Command(k6Bin, "run", "-q", "--summary-mode", "disabled",
+		filepath.Join(repoRoot, "scripts/k6/redis_basic.js"))
+	cmd.Env = append(os.Environ(), "REDIS_ADDR="+r.addr, "SCENARIOS=get,ping", "DURATION=60s",
+		"VUS=2", "BENCHRUN_RESULT_FILE="+out, "BENCHRUN_RUNNER=r1")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("k6 did not stop on SIGTERM\n%s", buf.String())
+	}
+	doc := readDoc(t, out)
+	if !doc.Partial || len(doc.PartialReasons) != 1 || !strings.Contains(doc.PartialReasons[0], "signal") {
+		t.Fatalf("partial %v reasons %v\n%s", doc.Partial, doc.PartialReasons, buf.String())
+	}
+	if len(doc.Scenarios) != 1 || doc.Scenarios[0].Name != "get" || doc.Scenarios[0].Calls == 0 {
+		t.Fatalf("scenarios %+v", doc.Scenarios)
+	}
+}
