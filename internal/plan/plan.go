@@ -1,13 +1,23 @@
-// Package plan turns a BenchmarkRun into the k6 invocation of each runner: script, arguments
-// and environment (never secrets: those reach the runner pods through secretKeyRef env).
+// Package plan turns a BenchmarkRun into the k6 invocation of each runner: the entry script,
+// arguments and environment. The operator (runner pods) and the local runner (processes)
+// use the same plan, so a run.yaml loads a target the same way in both places.
 //
-// TODO(plan): minimal stand-in written by the controller work so the operator builds and
-// runs; the load-engine owner replaces it with the real mapping of every scenario type.
+// Every built-in scenario of a run executes in one k6 process through the generic entry
+// script scripts/k6/benchrun.js, which reads the plan from the environment:
+//
+//	BENCHRUN_PLAN     JSON Spec: the scenarios in order, each with its duration, VUs and parameters
+//	BENCHRUN_TARGET   JSON Target: where to connect (addresses only, no credentials)
+//	BENCHRUN_RUNNER   the runner's name, written into its result document
+//
+// Credentials never appear in the plan: Invocation.SecretEnv names the environment variables
+// that must be filled from Secrets (secretKeyRef in a pod, the run file's Secrets locally).
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
-	"strings"
+	"path"
+	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -15,53 +25,299 @@ import (
 // ScriptDir is where the runner image keeps scripts/k6.
 const ScriptDir = "/opt/benchrun/scripts/k6"
 
-// Invocation is how one runner runs k6: `k6 run --out benchrun=FILE Args... Script` with Env added.
+// EntryScript is the generic entry script (relative to the script directory).
+const EntryScript = "benchrun.js"
+
+// Grace is the graceful stop of each scenario and the gap before the next one starts.
+const Grace = 2 * time.Second
+
+// Environment variables read by scripts/k6/benchrun.js.
+const (
+	// EnvPlan holds the JSON Spec.
+	EnvPlan = "BENCHRUN_PLAN"
+	// EnvTarget holds the JSON Target.
+	EnvTarget = "BENCHRUN_TARGET"
+	// EnvRunner holds the runner name.
+	EnvRunner = "BENCHRUN_RUNNER"
+	// EnvRedisUsername is filled from a Secret: the Redis ACL user.
+	EnvRedisUsername = "BENCHRUN_REDIS_USERNAME"
+	// EnvRedisPassword is filled from a Secret: the Redis password.
+	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
+	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
+	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
+)
+
+// Invocation is how one runner runs k6: `k6 run --out benchrun=FILE Args... Script` with Env
+// added, plus SecretEnv resolved from Secrets.
 type Invocation struct {
-	// Script is the k6 script path inside the runner image.
+	// Script is the k6 entry script path.
 	Script string `json:"script"`
 	// Args are extra k6 run arguments.
 	Args []string `json:"args,omitempty"`
 	// Env are extra environment variables (no secrets).
 	Env map[string]string `json:"env,omitempty"`
+	// SecretEnv are environment variables whose values come from Secrets.
+	SecretEnv []SecretEnv `json:"secretEnv,omitempty"`
+	// VUs is the number of virtual users this runner runs in each scenario.
+	VUs int `json:"vus"`
+	// Duration is how long the runner's k6 run lasts, graceful stops included.
+	Duration time.Duration `json:"duration"`
 }
 
-// ForRunner is the invocation of runner index (0-based) of count: its share of the workers,
-// the target endpoints and the scenario list.
+// SecretEnv is an environment variable filled from a Secret key.
+type SecretEnv struct {
+	// Name is the environment variable.
+	Name string `json:"name"`
+	// Secret is the Secret key holding the value.
+	Secret v1alpha1.SecretKeyRef `json:"secret"`
+}
+
+// Spec is the scenario list given to benchrun.js (BENCHRUN_PLAN).
+type Spec struct {
+	// Scenarios run one after another.
+	Scenarios []Scenario `json:"scenarios"`
+	// GraceMs is each scenario's graceful stop and the gap before the next one, in ms.
+	GraceMs int64 `json:"graceMs"`
+}
+
+// Scenario is one scenario as benchrun.js runs it.
+type Scenario struct {
+	// Name is the user's scenario name: the k6 scenario name and the name in the results.
+	Name string `json:"name"`
+	// Type is the scenario type (hetu.get, redis.upsert, ycsb...).
+	Type string `json:"type"`
+	// StartMs is the offset of the scenario's start from the start of the k6 run.
+	StartMs int64 `json:"startMs"`
+	// DurationMs is how long the scenario's VUs run.
+	DurationMs int64 `json:"durationMs"`
+	// VUs is the number of virtual users (connections) of this runner.
+	VUs int `json:"vus"`
+	// KeySpace is the number of keys/rows drawn from.
+	KeySpace int64 `json:"keySpace"`
+	// BodySize is the value size in bytes (0: the scenario's default).
+	BodySize int32 `json:"bodySize,omitempty"`
+	// YCSB is the read/update/insert mix of a ycsb scenario.
+	YCSB *YCSB `json:"ycsb,omitempty"`
+	// Params are the user's extra parameters.
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// YCSB is a ycsb scenario's workload.
+type YCSB struct {
+	// Read is the read proportion.
+	Read float64 `json:"read"`
+	// Update is the update proportion.
+	Update float64 `json:"update"`
+	// Insert is the insert proportion.
+	Insert float64 `json:"insert"`
+	// RecordCount is the number of records loaded before the run.
+	RecordCount int64 `json:"recordCount"`
+	// Distribution is uniform, zipfian or latest.
+	Distribution string `json:"distribution"`
+}
+
+// Target is where the scripts connect (BENCHRUN_TARGET). Credentials come through SecretEnv.
+type Target struct {
+	// Redis is the Redis endpoint for redis.* and ycsb scenarios (also HeTu's back end).
+	Redis *RedisTarget `json:"redis,omitempty"`
+	// HeTu is the HeTu endpoint for hetu.* scenarios.
+	HeTu *HeTuTarget `json:"hetu,omitempty"`
+}
+
+// RedisTarget is a Redis endpoint.
+type RedisTarget struct {
+	// Addrs are write (and default read) host:port addresses; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// ReadAddrs are read-replica addresses for read scenarios, when set.
+	ReadAddrs []string `json:"readAddrs,omitempty"`
+	// TLS enables TLS.
+	TLS bool `json:"tls,omitempty"`
+	// TLSServerName overrides the verified server name.
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	// TLSInsecure skips certificate verification.
+	TLSInsecure bool `json:"tlsInsecure,omitempty"`
+}
+
+// HeTuTarget is a HeTu endpoint.
+type HeTuTarget struct {
+	// Addrs are host:port addresses of HeTu servers; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// Instance is the HeTu instance name (path /hetu/<instance>).
+	Instance string `json:"instance"`
+	// Layers is the packet layer stack (msgpack, msgpack+zlib, msgpack+zlib+crypto).
+	Layers string `json:"layers"`
+}
+
+// DefaultKeySpace is the number of keys/rows drawn from when a scenario does not say (the seeds' 30000).
+const DefaultKeySpace = 30000
+
+// Endpoint roles the plan understands (set by the target kinds in status.target.endpoints).
+const (
+	RoleHeTu    = "hetu"
+	RoleRedis   = "redis"
+	RoleMaster  = "master"
+	RoleReplica = "replica"
+	RoleProxy   = "proxy"
+)
+
+// ForRunner is the invocation of runner index (0-based) of count: its share of the virtual
+// users, the target endpoints and the scenario list, with scripts under ScriptDir.
 func ForRunner(run *v1alpha1.BenchmarkRun, endpoints []v1alpha1.Endpoint, index, count int) (Invocation, error) {
+	return ForRunnerIn(ScriptDir, run, endpoints, index, count)
+}
+
+// ForRunnerIn is ForRunner with scripts in scriptDir (the local runner uses the repository's scripts/k6).
+func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alpha1.Endpoint, index, count int) (Invocation, error) {
 	if count < 1 || index < 0 || index >= count {
 		return Invocation{}, fmt.Errorf("plan: runner %d of %d", index, count)
 	}
 	load := run.Spec.Load
-	workers := share(int(load.Workers), index, count)
-	var names []string
-	script := "redis_basic.js"
+	total := int(load.Workers) * int(load.TasksPerWorker)
+	vus := share(total, index, count)
+	if vus < 1 {
+		return Invocation{}, fmt.Errorf("plan: runner %d of %d gets no virtual user (workers × tasksPerWorker = %d)", index, count, total)
+	}
+	spec := Spec{GraceMs: Grace.Milliseconds()}
+	var offset time.Duration
 	for _, s := range load.Scenarios {
-		names = append(names, s.Name)
-		switch {
-		case s.Type == v1alpha1.ScenarioRedisUpsert:
-			script = "redis_upsert.js"
-		case strings.HasPrefix(string(s.Type), "hetu."):
-			script = "hetu_rpc.js"
+		if s.Type == v1alpha1.ScenarioScript {
+			return Invocation{}, fmt.Errorf("plan: scenario %q: type script is not supported by this version of the runner yet", s.Name)
 		}
-	}
-	env := map[string]string{
-		"SCENARIOS":        strings.Join(names, ","),
-		"WORKERS":          fmt.Sprint(max(workers, 1)),
-		"TASKS_PER_WORKER": fmt.Sprint(load.TasksPerWorker),
-		"DURATION":         load.Duration.Duration.String(),
-		"BENCHRUN_RUNNER":  fmt.Sprintf("runner-%d", index),
-	}
-	for _, ep := range endpoints {
-		switch ep.Role {
-		case "redis", "master", "proxy":
-			if _, ok := env["REDIS_ADDR"]; !ok || ep.Role == "proxy" {
-				env["REDIS_ADDR"] = ep.Address
+		d := load.Duration.Duration
+		if s.Duration != nil {
+			d = s.Duration.Duration
+		}
+		sc := Scenario{
+			Name: s.Name, Type: string(s.Type), StartMs: offset.Milliseconds(), DurationMs: d.Milliseconds(),
+			VUs: vus, KeySpace: DefaultKeySpace, Params: s.Params,
+		}
+		if s.KeySpace != nil {
+			sc.KeySpace = *s.KeySpace
+		}
+		if s.BodySize != nil {
+			sc.BodySize = *s.BodySize
+		}
+		if y := s.YCSB; y != nil {
+			sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
+				RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
+			if y.RecordCount != nil {
+				sc.YCSB.RecordCount = *y.RecordCount
 			}
-		case "hetu":
-			env["HETU_ADDR"] = ep.Address
+			if sc.YCSB.Distribution == "" {
+				sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
+			}
+		}
+		spec.Scenarios = append(spec.Scenarios, sc)
+		offset += d + Grace
+	}
+	target, secrets := targetFor(&run.Spec.Target, endpoints)
+	if err := checkTarget(spec, target); err != nil {
+		return Invocation{}, err
+	}
+	planJSON, err := json.Marshal(spec)
+	if err != nil {
+		return Invocation{}, err
+	}
+	targetJSON, err := json.Marshal(target)
+	if err != nil {
+		return Invocation{}, err
+	}
+	return Invocation{
+		Script: path.Join(scriptDir, EntryScript),
+		Args:   []string{"--quiet", "--no-summary"},
+		Env: map[string]string{
+			EnvPlan:   string(planJSON),
+			EnvTarget: string(targetJSON),
+			EnvRunner: fmt.Sprintf("%s-%d", run.Name, index),
+		},
+		SecretEnv: secrets,
+		VUs:       vus,
+		Duration:  offset,
+	}, nil
+}
+
+// targetFor maps the target spec and its endpoints to script addresses and secret env vars.
+func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, []SecretEnv) {
+	var out Target
+	var secrets []SecretEnv
+	addSecret := func(name string, ref *v1alpha1.SecretKeyRef) {
+		if ref != nil {
+			secrets = append(secrets, SecretEnv{Name: name, Secret: *ref})
 		}
 	}
-	return Invocation{Script: ScriptDir + "/" + script, Env: env}, nil
+	byRole := map[string][]string{}
+	for _, ep := range endpoints {
+		byRole[ep.Role] = append(byRole[ep.Role], ep.Address)
+	}
+	redisAddrs := func() *RedisTarget {
+		if p := byRole[RoleProxy]; len(p) > 0 {
+			return &RedisTarget{Addrs: p} // the proxy splits reads and writes itself
+		}
+		for _, role := range []string{RoleMaster, RoleRedis} {
+			if a := byRole[role]; len(a) > 0 {
+				return &RedisTarget{Addrs: a[:1], ReadAddrs: byRole[RoleReplica]}
+			}
+		}
+		return nil
+	}
+	switch {
+	case t.HeTu != nil:
+		out.HeTu = &HeTuTarget{Addrs: byRole[RoleHeTu], Instance: t.HeTu.Instance, Layers: string(t.HeTu.PacketLayers)}
+		addSecret(EnvHeTuAuthKey, t.HeTu.AuthKeySecretRef)
+		if b := t.HeTu.Backend.External; b != nil {
+			out.Redis = externalRedis(b)
+			addSecret(EnvRedisUsername, b.UsernameSecretRef)
+			addSecret(EnvRedisPassword, b.PasswordSecretRef)
+		} else if b := t.HeTu.Backend.Redis; b != nil {
+			out.Redis = redisAddrs()
+			addSecret(EnvRedisPassword, b.PasswordSecretRef)
+		}
+	case t.Redis != nil:
+		out.Redis = redisAddrs()
+		addSecret(EnvRedisPassword, t.Redis.PasswordSecretRef)
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalHeTu:
+		e := t.External
+		out.HeTu = &HeTuTarget{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
+			Layers: orDefault(string(e.PacketLayers), string(v1alpha1.LayersMsgpackZlibCrypto))}
+		addSecret(EnvHeTuAuthKey, e.AuthKeySecretRef)
+	case t.External != nil:
+		out.Redis = externalRedis(t.External)
+		addSecret(EnvRedisUsername, t.External.UsernameSecretRef)
+		addSecret(EnvRedisPassword, t.External.PasswordSecretRef)
+	}
+	return out, secrets
+}
+
+func externalRedis(e *v1alpha1.ExternalTarget) *RedisTarget {
+	r := &RedisTarget{Addrs: e.Addresses[:1], ReadAddrs: e.ReadAddresses}
+	if e.TLS != nil && e.TLS.Enabled {
+		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
+	}
+	return r
+}
+
+// checkTarget fails early when a scenario has nowhere to connect (e.g. endpoints not known yet).
+func checkTarget(spec Spec, t Target) error {
+	for _, s := range spec.Scenarios {
+		switch {
+		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
+			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
+			}
+		default:
+			if t.Redis == nil || len(t.Redis.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs a Redis endpoint and the target has none", s.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // share is runner index's part of n split over count runners (the first ones get the remainder).

@@ -1,0 +1,148 @@
+package plan
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+func hetuRun() *v1alpha1.BenchmarkRun {
+	ten := int32(10)
+	return &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "rpc"},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			Target: v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{
+				Instance: "bench", PacketLayers: v1alpha1.LayersMsgpackZlibCrypto,
+				AuthKeySecretRef: &v1alpha1.SecretKeyRef{Name: "hetu", Key: "authKey"},
+				Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{
+					PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "redis", Key: "password"}}},
+			}},
+			Load: v1alpha1.LoadSpec{
+				Workers: 64, TasksPerWorker: 3, Duration: metav1.Duration{Duration: time.Minute},
+				Scenarios: []v1alpha1.Scenario{
+					{Name: "get", Type: v1alpha1.ScenarioHeTuGet},
+					{Name: "upsert", Type: v1alpha1.ScenarioRedisUpsert, Duration: &metav1.Duration{Duration: 30 * time.Second}, BodySize: &ten},
+				},
+			},
+		},
+	}
+}
+
+var hetuEndpoints = []v1alpha1.Endpoint{
+	{Role: RoleHeTu, Address: "rpc-hetu:2466"},
+	{Role: RoleMaster, Address: "rpc-redis-master:6379"},
+	{Role: RoleReplica, Address: "rpc-redis-replica:6379"},
+	{Role: "sentinel", Address: "rpc-sentinel:26379"},
+}
+
+func TestVUsSplitOverRunners(t *testing.T) {
+	run := hetuRun() // 64 × 3 = 192 VUs
+	total := 0
+	for i := range 5 {
+		inv, err := ForRunner(run, hetuEndpoints, i, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inv.VUs != 38 && inv.VUs != 39 {
+			t.Errorf("runner %d: %d VUs, want 38 or 39", i, inv.VUs)
+		}
+		total += inv.VUs
+	}
+	if total != 192 {
+		t.Errorf("VUs add up to %d, want 192", total)
+	}
+	if _, err := ForRunner(run, hetuEndpoints, 5, 5); err == nil {
+		t.Error("index out of range accepted")
+	}
+	run.Spec.Load.Workers, run.Spec.Load.TasksPerWorker = 1, 2
+	if _, err := ForRunner(run, hetuEndpoints, 2, 3); err == nil || !strings.Contains(err.Error(), "no virtual user") {
+		t.Errorf("runner without VUs: %v", err)
+	}
+}
+
+func TestPlanScenariosAndTarget(t *testing.T) {
+	inv, err := ForRunnerIn("/repo/scripts/k6", hetuRun(), hetuEndpoints, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Script != "/repo/scripts/k6/benchrun.js" {
+		t.Errorf("script %q", inv.Script)
+	}
+	var spec Spec
+	if err := json.Unmarshal([]byte(inv.Env[EnvPlan]), &spec); err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Scenarios) != 2 {
+		t.Fatalf("scenarios: %+v", spec.Scenarios)
+	}
+	get, up := spec.Scenarios[0], spec.Scenarios[1]
+	if get.StartMs != 0 || get.DurationMs != 60000 || get.VUs != 96 || get.KeySpace != DefaultKeySpace {
+		t.Errorf("get: %+v", get)
+	}
+	if up.StartMs != 62000 || up.DurationMs != 30000 || up.BodySize != 10 || up.Type != "redis.upsert" {
+		t.Errorf("upsert: %+v", up)
+	}
+	if inv.Duration != 94*time.Second {
+		t.Errorf("duration %v, want 94s (60s + 30s + 2 graces)", inv.Duration)
+	}
+	var target Target
+	if err := json.Unmarshal([]byte(inv.Env[EnvTarget]), &target); err != nil {
+		t.Fatal(err)
+	}
+	if target.HeTu == nil || target.HeTu.Addrs[0] != "rpc-hetu:2466" || target.HeTu.Layers != "msgpack+zlib+crypto" {
+		t.Errorf("hetu target: %+v", target.HeTu)
+	}
+	if target.Redis == nil || target.Redis.Addrs[0] != "rpc-redis-master:6379" || target.Redis.ReadAddrs[0] != "rpc-redis-replica:6379" {
+		t.Errorf("redis target: %+v", target.Redis)
+	}
+	want := map[string]string{EnvHeTuAuthKey: "hetu/authKey", EnvRedisPassword: "redis/password"}
+	for _, s := range inv.SecretEnv {
+		if want[s.Name] != s.Secret.Name+"/"+s.Secret.Key {
+			t.Errorf("secret env %+v", s)
+		}
+		delete(want, s.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("missing secret env: %v", want)
+	}
+}
+
+func TestProxyAndExternalTargets(t *testing.T) {
+	run := hetuRun()
+	run.Spec.Load.Scenarios = []v1alpha1.Scenario{{Name: "g", Type: v1alpha1.ScenarioRedisGet}}
+	run.Spec.Target = v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisProxy}}
+	inv, err := ForRunner(run, []v1alpha1.Endpoint{{Role: RoleProxy, Address: "p:6380"}, {Role: RoleMaster, Address: "m:6379"}}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(inv.Env[EnvTarget], `"addrs":["p:6380"]`) || strings.Contains(inv.Env[EnvTarget], "m:6379") {
+		t.Errorf("proxy target should send everything through the proxy: %s", inv.Env[EnvTarget])
+	}
+	run.Spec.Target = v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{
+		Kind: v1alpha1.ExternalRedis, Addresses: []string{"r-1.aliyuncs.com:6379"}, ReadAddresses: []string{"r-2.aliyuncs.com:6379"},
+		TLS:               &v1alpha1.TLSSpec{Enabled: true, ServerName: "r-1"},
+		PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "aliyun", Key: "password"},
+	}}
+	inv, err = ForRunner(run, nil, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(inv.Env[EnvTarget], `"tls":true`) || !strings.Contains(inv.Env[EnvTarget], "r-2.aliyuncs.com:6379") {
+		t.Errorf("external target: %s", inv.Env[EnvTarget])
+	}
+	if len(inv.SecretEnv) != 1 || inv.SecretEnv[0].Name != EnvRedisPassword {
+		t.Errorf("secret env: %+v", inv.SecretEnv)
+	}
+}
+
+func TestMissingEndpointIsAnError(t *testing.T) {
+	_, err := ForRunner(hetuRun(), nil, 0, 1)
+	if err == nil || !strings.Contains(err.Error(), `scenario "get" needs a HeTu endpoint`) {
+		t.Fatalf("got %v", err)
+	}
+}
