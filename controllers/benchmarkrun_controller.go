@@ -1,24 +1,38 @@
-// Package controllers reconciles BenchmarkRuns: one file per phase or concern.
+// Package controllers reconciles BenchmarkRuns. The reconcile in this file reads like the
+// lifecycle; each phase or concern has its own file:
+//
+//	generation.go  accept a generation; a spec change archives the previous run in history
+//	provision.go   Pending/Provisioning: deploy the target, wait until it is ready
+//	start.go       Starting: runner objects, start barrier released when all are ready
+//	watch.go       Running: runner states, failures, start skew
+//	collect.go     Collecting: merge the stored result documents, report ConfigMap
+//	finish.go      Succeeded/Failed
+//	cleanup.go     cleanup policy and ttlSecondsAfterFinished
+//	resources.go   CPU/memory per role (metrics.k8s.io, runners' cgroup stats)
+//	status.go      conditions, events, status patch with optimistic locking
 package controllers
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 // Images are the default images the operator deploys when a BenchmarkRun does not name one.
 type Images struct {
-	// Runner is the k6 runner image (benchrun's k6 build).
+	// Runner is the k6 runner image (benchrun-runner agent, k6 and scripts).
 	Runner string
 	// Redis is the Redis server image.
 	Redis string
@@ -29,16 +43,6 @@ type Images struct {
 	// Proxy is the read/write-splitting proxy image.
 	Proxy string
 }
-
-// Clock tells the time; tests inject a fake one.
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // BenchmarkRunReconciler drives a BenchmarkRun through its phases.
 type BenchmarkRunReconciler struct {
@@ -51,54 +55,108 @@ type BenchmarkRunReconciler struct {
 	Images Images
 	// Clock is the time source (real time when nil).
 	Clock Clock
+	// StartDelay is how far ahead of the barrier release the runners start (default 3s).
+	StartDelay time.Duration
+	// PollInterval is how often an active run is re-checked besides watch events (default 5s).
+	PollInterval time.Duration
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=redis.redis.opstreelabs.in,resources=redis;redisreplications;redissentinels,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=metrics.k8s.io,resources=pods,verbs=get;list
 
-// Reconcile moves one BenchmarkRun forward. The lifecycle phases (provision target, start
-// runners, watch, collect, finish, clean up) live in their own files.
+// Reconcile moves one BenchmarkRun forward by one step and patches its status once.
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
-	var run benchv1alpha1.BenchmarkRun
+	// 1. Fetch the run; deleted runs take their objects with them (owner references).
+	var run v1alpha1.BenchmarkRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if run.Status.ObservedGeneration == run.Generation && run.Status.Phase != "" {
-		return ctrl.Result{}, nil
-	}
-	// 1. Accept the generation: Pending, with what the printer columns show.
-	before := run.DeepCopy()
-	run.Status.Phase = benchv1alpha1.PhasePending
-	run.Status.ObservedGeneration = run.Generation
-	run.Status.Scenarios = int32(len(run.Spec.Load.Scenarios))
-	run.Status.Target = &benchv1alpha1.TargetStatus{Kind: TargetKind(&run.Spec.Target)}
-	now := metaNow(r.now())
-	run.Status.StartTime = &now
-	if err := r.Status().Patch(ctx, &run, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+	s := r.newStep(&run)
+
+	// 2. A new spec generation: archive the previous one (finished or not) and start over.
+	if run.Status.ObservedGeneration != run.Generation || run.Status.Phase == "" {
+		if err := r.acceptGeneration(ctx, s); err != nil {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
+		return r.patchStatus(ctx, s, ctrl.Result{Requeue: true})
 	}
-	r.Recorder.Event(&run, "Normal", "Accepted", fmt.Sprintf("generation %d accepted: %s target, %d scenarios", run.Generation, run.Status.Target.Kind, run.Status.Scenarios))
-	log.V(1).Info("accepted", "generation", run.Generation)
-	return ctrl.Result{}, nil
+
+	// 3. Finished runs only wait for cleanup and their TTL.
+	if finished(run.Status.Phase) {
+		return r.afterFinish(ctx, s)
+	}
+
+	// 4. The whole-run timeout ends the load; what runners stored is still collected.
+	if r.runTimedOut(s) {
+		return r.patchStatus(ctx, s, ctrl.Result{Requeue: true})
+	}
+
+	// 5. One phase step.
+	var err error
+	switch run.Status.Phase {
+	case v1alpha1.PhasePending, v1alpha1.PhaseProvisioning:
+		err = r.provision(ctx, s)
+	case v1alpha1.PhaseStarting:
+		err = r.startRunners(ctx, s)
+	case v1alpha1.PhaseRunning:
+		err = r.watchRunners(ctx, s)
+	case v1alpha1.PhaseCollecting:
+		err = r.collect(ctx, s)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// 6. Persist the step; a finished run gets its cleanup right away.
+	res := ctrl.Result{RequeueAfter: r.pollInterval()}
+	if finished(run.Status.Phase) {
+		res = ctrl.Result{Requeue: true}
+	}
+	return r.patchStatus(ctx, s, res)
 }
 
-func (r *BenchmarkRunReconciler) now() time.Time {
-	if r.Clock == nil {
-		return realClock{}.Now()
-	}
-	return r.Clock.Now()
+// finished tells whether a phase is terminal.
+func finished(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhaseSucceeded || p == v1alpha1.PhaseFailed
 }
 
-// SetupWithManager registers the reconciler with the manager.
+// pollInterval is PollInterval or 5s.
+func (r *BenchmarkRunReconciler) pollInterval() time.Duration {
+	if r.PollInterval > 0 {
+		return r.PollInterval
+	}
+	return 5 * time.Second
+}
+
+// SetupWithManager registers the reconciler: runs, the objects they own, and runner pods
+// (owned by the Job, mapped back through their run annotation).
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&benchv1alpha1.BenchmarkRun{}).
+		For(&v1alpha1.BenchmarkRun{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&batchv1.Job{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&appsv1.Deployment{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun)).
 		Named("benchmarkrun").
 		Complete(r)
+}
+
+// podToRun maps a runner pod to its BenchmarkRun.
+func podToRun(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetAnnotations()[annotationRun]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }

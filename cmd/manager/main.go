@@ -5,16 +5,21 @@ import (
 	"flag"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/controllers"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 func main() {
@@ -48,6 +53,10 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "benchrun-manager.bench.benchrun.io",
+		// Only runner pods are watched (to see failures, evictions and OOM kills).
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{target.LabelComponent: "runner"})},
+		}},
 	})
 	if err != nil {
 		log.Error(err, "unable to create manager")

@@ -1,0 +1,92 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
+)
+
+// maxHistory bounds status.history.
+const maxHistory = 10
+
+// acceptGeneration starts the run of the current spec generation. A previous generation
+// (finished, or stopped here because the spec changed under it) moves to status.history
+// with its results, and its objects are deleted except its report: results of two specs
+// are never mixed.
+func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) error {
+	run := s.run
+	st := &run.Status
+	if st.Phase != "" && st.ObservedGeneration != 0 && st.ObservedGeneration != run.Generation {
+		if err := r.archive(ctx, s); err != nil {
+			return err
+		}
+	}
+	*st = v1alpha1.BenchmarkRunStatus{History: st.History}
+	st.ObservedGeneration = run.Generation
+	st.Scenarios = int32(len(run.Spec.Load.Scenarios))
+	st.StartTime = &s.now
+	st.Runners = &v1alpha1.RunnersStatus{Desired: max(run.Spec.Load.Runners.Parallelism, 1)}
+	st.Target = &v1alpha1.TargetStatus{Kind: "unknown"}
+	s.setCondition(v1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reasonWaiting, "the run has not finished")
+	t, err := target.New(&run.Spec.Target, r.targetOptions(run, r.operatorInstalled()))
+	if err != nil {
+		s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted", run.Generation)
+		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
+		return nil
+	}
+	st.Target = &v1alpha1.TargetStatus{Kind: t.Kind(), Provider: t.Provider()}
+	s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted: %s target (%s), %d scenarios, %d runners",
+		run.Generation, t.Kind(), t.Provider(), st.Scenarios, st.Runners.Desired)
+	return nil
+}
+
+// archive moves the current generation's outcome to the front of status.history.
+func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
+	run, st := s.run, &s.run.Status
+	rec := v1alpha1.RunRecord{Generation: st.ObservedGeneration, Phase: st.Phase, StartTime: st.StartTime,
+		CompletionTime: st.CompletionTime, Partial: st.Partial, Results: st.Results, Report: st.Report}
+	if !finished(st.Phase) {
+		rec.Phase, rec.CompletionTime = v1alpha1.PhaseFailed, &s.now
+		s.event(corev1.EventTypeWarning, "Superseded", "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)
+	}
+	st.History = append([]v1alpha1.RunRecord{rec}, st.History...)
+	for _, dropped := range st.History[min(len(st.History), maxHistory):] {
+		if dropped.Report != nil {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: dropped.Report.ConfigMapName}}
+			if err := r.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	st.History = st.History[:min(len(st.History), maxHistory)]
+	if _, err := r.deleteGeneration(ctx, run, rec.Generation, false); err != nil {
+		return err
+	}
+	s.event(corev1.EventTypeNormal, "Archived", "generation %d (%s) moved to status.history; starting generation %d",
+		rec.Generation, rec.Phase, run.Generation)
+	return nil
+}
+
+// targetOptions are the target builder's options for the run's current generation.
+func (r *BenchmarkRunReconciler) targetOptions(run *v1alpha1.BenchmarkRun, operator bool) target.Options {
+	return target.Options{
+		Namespace:         run.Namespace,
+		Prefix:            prefix(run, run.Generation),
+		Labels:            runLabels(run, run.Generation),
+		Images:            target.Images{Redis: r.Images.Redis, Valkey: r.Images.Valkey, HeTu: r.Images.HeTu, Proxy: r.Images.Proxy},
+		OperatorInstalled: operator,
+	}
+}
+
+// buildTarget rebuilds the run's Target with the provider chosen when the generation was
+// accepted (status.target.provider), so installing the operator mid-run changes nothing.
+func (r *BenchmarkRunReconciler) buildTarget(run *v1alpha1.BenchmarkRun) (target.Target, error) {
+	operator := run.Status.Target != nil && strings.HasSuffix(run.Status.Target.Provider, string(v1alpha1.ProviderRedisOperator))
+	return target.New(&run.Spec.Target, r.targetOptions(run, operator))
+}

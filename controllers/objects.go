@@ -1,0 +1,135 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
+)
+
+// annotationRun on runner pods names their BenchmarkRun (label values are too short for
+// every run name).
+const annotationRun = "bench.benchrun.io/run"
+
+// componentReport marks report ConfigMaps, which outlive cleanup and generations.
+const componentReport = "report"
+
+// shortName is the run name cut to 30 characters (with a hash when cut), for object names
+// and label values.
+func shortName(name string) string {
+	if len(name) <= 30 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:21], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// prefix starts the names of every object of a run generation, e.g. "myrun-g2".
+func prefix(run *v1alpha1.BenchmarkRun, generation int64) string {
+	return fmt.Sprintf("%s-g%d", shortName(run.Name), generation)
+}
+
+// runLabels select the objects of a run generation.
+func runLabels(run *v1alpha1.BenchmarkRun, generation int64) map[string]string {
+	return map[string]string{target.LabelRun: shortName(run.Name), target.LabelGeneration: fmt.Sprint(generation)}
+}
+
+// reportName is the report ConfigMap of a generation.
+func reportName(run *v1alpha1.BenchmarkRun, generation int64) string {
+	return prefix(run, generation) + "-report"
+}
+
+// create creates obj owned by run; an object that already exists is left as it is (objects
+// belong to one generation and are never changed).
+func (r *BenchmarkRunReconciler) create(ctx context.Context, run *v1alpha1.BenchmarkRun, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(run, obj, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, obj); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+// deleteGeneration deletes the objects of one generation of a run, except the report
+// ConfigMaps and, when keepResults, the runner state ConfigMaps (the stored documents).
+func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1alpha1.BenchmarkRun, generation int64, keepResults bool) (int, error) {
+	deleted := 0
+	sel := labels.SelectorFromSet(runLabels(run, generation))
+	lists := []client.ObjectList{&batchv1.JobList{}, &appsv1.StatefulSetList{}, &appsv1.DeploymentList{},
+		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
+	if r.operatorInstalled() {
+		for _, kind := range []string{"RedisList", "RedisReplicationList", "RedisSentinelList"} {
+			u := &unstructured.UnstructuredList{}
+			u.SetGroupVersionKind(target.OperatorGroupVersion.WithKind(kind))
+			lists = append(lists, u)
+		}
+	}
+	notReport, _ := labels.NewRequirement(target.LabelComponent, selection.NotIn, []string{componentReport})
+	for _, list := range lists {
+		s := sel
+		if _, ok := list.(*corev1.ConfigMapList); ok {
+			s = sel.Add(*notReport)
+			if keepResults {
+				keep, _ := labels.NewRequirement(target.LabelComponent, selection.NotIn, []string{componentReport, "runner"})
+				s = sel.Add(*keep)
+			}
+		}
+		if err := r.List(ctx, list, client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: s}); err != nil {
+			if meta.IsNoMatchError(err) {
+				continue
+			}
+			return deleted, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return deleted, err
+		}
+		for _, item := range items {
+			obj := item.(client.Object)
+			if !metav1IsControlledBy(obj, run) {
+				continue
+			}
+			if obj.GetDeletionTimestamp() != nil {
+				continue
+			}
+			if err := r.Delete(ctx, obj, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+				return deleted, err
+			}
+			deleted++
+		}
+	}
+	return deleted, nil
+}
+
+// metav1IsControlledBy tells whether obj is controlled by run.
+func metav1IsControlledBy(obj client.Object, run *v1alpha1.BenchmarkRun) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.UID == run.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// operatorInstalled tells whether the OT redis-operator's API is served.
+func (r *BenchmarkRunReconciler) operatorInstalled() bool {
+	_, err := r.RESTMapper().RESTMapping(target.OperatorGroupVersion.WithKind("Redis").GroupKind(), target.OperatorGroupVersion.Version)
+	return err == nil
+}

@@ -1,0 +1,128 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/plan"
+	"github.com/benchrun/benchrun/internal/runner"
+	"github.com/benchrun/benchrun/internal/target"
+)
+
+// runnerOptions are the runner builder's options for the run's current generation.
+func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, t target.Target) runner.Options {
+	image := run.Spec.Load.Runners.Image
+	if image == "" {
+		image = r.Images.Runner
+	}
+	return runner.Options{
+		Namespace: run.Namespace,
+		Prefix:    prefix(run, run.Generation),
+		Labels:    runLabels(run, run.Generation),
+		Image:     image,
+		Spec:      run.Spec.Load.Runners,
+		Secrets:   t.Secrets(),
+	}
+}
+
+// createRunners creates the runner state ConfigMaps (each holding its k6 invocation from
+// internal/plan), the start barrier, the runners' ServiceAccount and Role, and the Job
+// (→ Starting).
+func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step, t target.Target) error {
+	run := s.run
+	o := r.runnerOptions(run, t)
+	n := int(s.run.Status.Runners.Desired)
+	invocations := make([]string, n)
+	for i := range invocations {
+		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n)
+		if err != nil {
+			r.finish(s, v1alpha1.PhaseFailed, "InvalidLoad", err.Error())
+			return nil
+		}
+		if invocations[i], err = runner.EncodeInvocation(inv); err != nil {
+			return err
+		}
+	}
+	var objs []client.Object
+	for _, cm := range runner.StateConfigMaps(o, invocations) {
+		objs = append(objs, cm)
+	}
+	objs = append(objs, runner.Barrier(o))
+	objs = append(objs, runner.Access(o)...)
+	job := runner.Job(o)
+	job.Spec.Template.Annotations = map[string]string{annotationRun: run.Name}
+	objs = append(objs, job)
+	for _, obj := range objs {
+		if err := r.create(ctx, run, obj); err != nil {
+			return err
+		}
+	}
+	s.setPhase(v1alpha1.PhaseStarting, "RunnersCreated", "%d runners created; the load starts when every runner is ready", n)
+	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, "waiting for runners")
+	return nil
+}
+
+// startDelay is StartDelay or 3s: how far ahead of the release runners are told to start.
+func (r *BenchmarkRunReconciler) startDelay() time.Duration {
+	if r.StartDelay > 0 {
+		return r.StartDelay
+	}
+	return 3 * time.Second
+}
+
+// startRunners waits until every runner is at the barrier, then releases it with a start
+// time a few seconds ahead (→ Running). A runner failing before the start fails the run.
+func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) error {
+	obs, err := r.observeRunners(ctx, s)
+	if err != nil {
+		return err
+	}
+	if len(obs.failed) > 0 {
+		msg := "runner failed before the load started: " + obs.failedText()
+		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, "RunnerFailed", msg)
+		r.finish(s, v1alpha1.PhaseFailed, "RunnerFailed", msg)
+		return nil
+	}
+	n := int(s.run.Status.Runners.Desired)
+	if obs.ready < n {
+		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, fmt.Sprintf("%d/%d runners ready", obs.ready, n))
+		return nil
+	}
+	startAt, err := r.releaseBarrier(ctx, s)
+	if err != nil {
+		return err
+	}
+	s.run.Status.LoadStartTime = &metav1.Time{Time: startAt}
+	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("%d runners ready; load starts at %s", n, startAt.Format(time.RFC3339Nano)))
+	s.setPhase(v1alpha1.PhaseRunning, "LoadStarted", "barrier released: %d runners start at %s", n, startAt.Format(time.RFC3339Nano))
+	return nil
+}
+
+// releaseBarrier writes startAt into the barrier ConfigMap, or returns the one already
+// written (an operator restart between the release and the status patch).
+func (r *BenchmarkRunReconciler) releaseBarrier(ctx context.Context, s *step) (time.Time, error) {
+	var b corev1.ConfigMap
+	key := client.ObjectKey{Namespace: s.run.Namespace, Name: runner.BarrierName(prefix(s.run, s.run.Generation))}
+	if err := r.Get(ctx, key, &b); err != nil {
+		return time.Time{}, err
+	}
+	if t, err := time.Parse(time.RFC3339Nano, b.Data[runner.KeyStartAt]); err == nil {
+		return t, nil
+	}
+	startAt := r.now().UTC().Add(r.startDelay())
+	before := b.DeepCopy()
+	if b.Data == nil {
+		b.Data = map[string]string{}
+	}
+	b.Data[runner.KeyStartAt] = startAt.Format(time.RFC3339Nano)
+	if err := r.Patch(ctx, &b, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return time.Time{}, err
+	}
+	return startAt, nil
+}

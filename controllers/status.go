@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// Clock tells the time; tests inject a fake one.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+}
+
+// realClock is the wall clock.
+type realClock struct{}
+
+// Now implements Clock.
+func (realClock) Now() time.Time { return time.Now() }
+
+// now is the reconciler's current time.
+func (r *BenchmarkRunReconciler) now() time.Time {
+	if r.Clock == nil {
+		return realClock{}.Now()
+	}
+	return r.Clock.Now()
+}
+
+// event is a Kubernetes Event emitted once the status patch that caused it succeeded.
+type event struct {
+	kind, reason, message string
+}
+
+// step is one reconcile of one run: the status before, the status being built, the events
+// of its transitions and the time it happens at.
+type step struct {
+	run    *v1alpha1.BenchmarkRun
+	before *v1alpha1.BenchmarkRun
+	now    metav1.Time
+	events []event
+}
+
+// newStep starts a reconcile step.
+func (r *BenchmarkRunReconciler) newStep(run *v1alpha1.BenchmarkRun) *step {
+	return &step{run: run, before: run.DeepCopy(), now: metav1.NewTime(r.now().UTC().Truncate(time.Second))}
+}
+
+// event queues an Event.
+func (s *step) event(kind, reason, format string, args ...any) {
+	s.events = append(s.events, event{kind: kind, reason: reason, message: fmt.Sprintf(format, args...)})
+}
+
+// setPhase moves the run to phase and records the transition as an Event.
+func (s *step) setPhase(phase v1alpha1.Phase, reason, format string, args ...any) {
+	if s.run.Status.Phase == phase {
+		return
+	}
+	s.run.Status.Phase = phase
+	kind := corev1.EventTypeNormal
+	if phase == v1alpha1.PhaseFailed {
+		kind = corev1.EventTypeWarning
+	}
+	s.event(kind, reason, format, args...)
+}
+
+// setCondition sets a condition; a changed status is recorded as an Event.
+func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
+	old := apimeta.FindStatusCondition(s.run.Status.Conditions, typ)
+	apimeta.SetStatusCondition(&s.run.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: s.run.Generation, LastTransitionTime: s.now,
+	})
+	if typ == v1alpha1.ConditionSucceeded {
+		return // the phase Event reports the outcome
+	}
+	if old == nil || old.Status != status || old.Reason != reason {
+		kind := corev1.EventTypeNormal
+		if status == metav1.ConditionFalse && reason != reasonWaiting {
+			kind = corev1.EventTypeWarning
+		}
+		if status != metav1.ConditionUnknown && !(status == metav1.ConditionFalse && reason == reasonWaiting) {
+			s.event(kind, typ+reason, "%s", message)
+		}
+	}
+}
+
+// condition tells whether a condition is true.
+func (s *step) condition(typ string) bool {
+	return apimeta.IsStatusConditionTrue(s.run.Status.Conditions, typ)
+}
+
+// Reasons used by several phases.
+const (
+	// reasonWaiting marks a condition not reached yet (no Event).
+	reasonWaiting = "Waiting"
+)
+
+// patchStatus patches the status with optimistic locking (a conflict requeues: the next
+// reconcile starts from the newer object) and emits the step's Events after it succeeded.
+func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res ctrl.Result) (ctrl.Result, error) {
+	patch := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})
+	if err := r.Status().Patch(ctx, s.run, patch); err != nil {
+		if kerrors.IsConflict(err) {
+			logf.FromContext(ctx).V(1).Info("status conflict, requeue")
+			return ctrl.Result{Requeue: true}, nil
+		}
+		if kerrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
+	}
+	for _, e := range s.events {
+		r.Recorder.Event(s.run, e.kind, e.reason, e.message)
+	}
+	return res, nil
+}

@@ -1,0 +1,255 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/runner"
+)
+
+// observation is what the runners' state ConfigMaps, pods and Job say.
+type observation struct {
+	states  []runner.State
+	configs []*corev1.ConfigMap // by index, nil when missing
+	failed  map[int]string      // index → reason, for runners that will not finish
+	ready   int                 // at the barrier or past it
+	started int                 // load started
+	done    int                 // finished with a stored result
+	skew    time.Duration       // spread of load start times, when every runner started
+}
+
+// failedText lists the failed runners, sorted.
+func (o *observation) failedText() string {
+	idx := make([]int, 0, len(o.failed))
+	for i := range o.failed {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	parts := make([]string, len(idx))
+	for k, i := range idx {
+		parts[k] = fmt.Sprintf("runner-%d: %s", i, o.failed[i])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// observeRunners reads every runner's state and the failures the cluster reports: a pod
+// that failed, was evicted or OOM-killed, or an index the Job marked failed, while the
+// runner did not store a finished result.
+func (r *BenchmarkRunReconciler) observeRunners(ctx context.Context, s *step) (*observation, error) {
+	run := s.run
+	p := prefix(run, run.Generation)
+	n := int(run.Status.Runners.Desired)
+	obs := &observation{states: make([]runner.State, n), configs: make([]*corev1.ConfigMap, n), failed: map[int]string{}}
+	var first, last time.Time
+	for i := 0; i < n; i++ {
+		var cm corev1.ConfigMap
+		if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: runner.StateName(p, i)}, &cm); err != nil {
+			if kerrors.IsNotFound(err) {
+				obs.failed[i] = "state ConfigMap deleted"
+				continue
+			}
+			return nil, err
+		}
+		st := runner.ParseState(&cm, i)
+		obs.states[i], obs.configs[i] = st, &cm
+		switch st.State {
+		case runner.StateReady:
+			obs.ready++
+		case runner.StateRunning:
+			obs.ready++
+		case runner.StateDone:
+			obs.ready++
+			obs.done++
+		case runner.StateFailed:
+			obs.failed[i] = st.Reason
+		}
+		if !st.LoadStartedAt.IsZero() {
+			obs.started++
+			if first.IsZero() || st.LoadStartedAt.Before(first) {
+				first = st.LoadStartedAt
+			}
+			if st.LoadStartedAt.After(last) {
+				last = st.LoadStartedAt
+			}
+		}
+	}
+	if obs.started == n {
+		obs.skew = last.Sub(first)
+	}
+	if err := r.observeRunnerPods(ctx, s, obs); err != nil {
+		return nil, err
+	}
+	return obs, nil
+}
+
+// observeRunnerPods adds the failures of runner pods and of Job indexes.
+func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step, obs *observation) error {
+	run := s.run
+	finishedOK := func(i int) bool { return i < 0 || i >= len(obs.states) || obs.states[i].State == runner.StateDone }
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runLabels(run, run.Generation)),
+		client.MatchingLabels{runner.LabelRunnerSet: prefix(run, run.Generation)}); err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		idx, err := strconv.Atoi(pod.Labels[batchv1.JobCompletionIndexAnnotation])
+		if err != nil || finishedOK(idx) {
+			continue
+		}
+		if _, known := obs.failed[idx]; known {
+			continue
+		}
+		if reason := podFailure(pod); reason != "" {
+			obs.failed[idx] = reason
+		}
+	}
+	var job batchv1.Job
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: runner.JobName(prefix(run, run.Generation))}, &job)
+	if kerrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if job.Status.FailedIndexes != nil {
+		for _, idx := range parseIndexes(*job.Status.FailedIndexes) {
+			if _, known := obs.failed[idx]; !known && !finishedOK(idx) {
+				obs.failed[idx] = "runner pod failed (Job index failed)"
+			}
+		}
+	}
+	return nil
+}
+
+// podFailure says why a runner pod failed, or "" when it did not.
+func podFailure(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.Reason == "OOMKilled" {
+			return fmt.Sprintf("pod %s OOM-killed (exit code %d)", pod.Name, t.ExitCode)
+		}
+	}
+	if pod.Status.Phase != corev1.PodFailed {
+		return ""
+	}
+	if pod.Status.Reason != "" {
+		return fmt.Sprintf("pod %s %s: %s", pod.Name, strings.ToLower(pod.Status.Reason), pod.Status.Message)
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return fmt.Sprintf("pod %s failed: %s (exit code %d)", pod.Name, t.Reason, t.ExitCode)
+		}
+	}
+	return fmt.Sprintf("pod %s failed", pod.Name)
+}
+
+// parseIndexes parses a Job's failedIndexes ("1,3-5").
+func parseIndexes(s string) []int {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for i := a; i <= b && i-a < 1<<16; i++ {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// watchRunners follows the load (Running) until every runner finished or failed
+// (→ Collecting). Failed runners do not stop the others: their results are kept.
+func (r *BenchmarkRunReconciler) watchRunners(ctx context.Context, s *step) error {
+	obs, err := r.observeRunners(ctx, s)
+	if err != nil {
+		return err
+	}
+	r.updateRunnerCounts(s, obs)
+	if err := r.sampleUsage(ctx, s); err != nil {
+		return err
+	}
+	n := int(s.run.Status.Runners.Desired)
+	if obs.done+len(obs.failed) < n {
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, reasonWaiting, fmt.Sprintf("%d/%d runners finished", obs.done, n))
+		return nil
+	}
+	if len(obs.failed) > 0 {
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, "RunnerFailed", obs.failedText())
+	} else {
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionTrue, "AllFinished", fmt.Sprintf("%d runners finished", n))
+	}
+	s.setPhase(v1alpha1.PhaseCollecting, "Collecting", "merging the results of %d runners", obs.done)
+	return nil
+}
+
+// updateRunnerCounts writes status.runners.
+func (r *BenchmarkRunReconciler) updateRunnerCounts(s *step, obs *observation) {
+	rs := s.run.Status.Runners
+	rs.Ready, rs.Succeeded, rs.Failed = int32(obs.ready), int32(obs.done), int32(len(obs.failed))
+	if obs.started == int(rs.Desired) {
+		rs.StartSkew = obs.skew.Round(time.Millisecond).String()
+		if obs.skew < time.Millisecond {
+			rs.StartSkew = obs.skew.Round(time.Microsecond).String()
+		}
+	}
+}
+
+// runTimedOut ends a run that exceeded timeouts.run (default: the scenarios' total duration
+// + targetReady + 10m): before the load it fails; during the load what runners stored is
+// collected as partial results.
+func (r *BenchmarkRunReconciler) runTimedOut(s *step) bool {
+	run := s.run
+	if run.Status.StartTime == nil || run.Status.Phase == v1alpha1.PhaseCollecting {
+		return false
+	}
+	timeout := runTimeout(run)
+	if s.now.Sub(run.Status.StartTime.Time) < timeout {
+		return false
+	}
+	msg := fmt.Sprintf("the run did not finish within %s", timeout)
+	if run.Status.Phase == v1alpha1.PhaseRunning {
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, "RunTimeout", msg)
+		s.setPhase(v1alpha1.PhaseCollecting, "RunTimeout", "%s; collecting what the runners stored", msg)
+		return true
+	}
+	r.finish(s, v1alpha1.PhaseFailed, "RunTimeout", msg)
+	return true
+}
+
+// runTimeout is timeouts.run or its default.
+func runTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
+	if d := run.Spec.Timeouts.Run; d != nil {
+		return d.Duration
+	}
+	total := defaultTargetReady
+	if d := run.Spec.Timeouts.TargetReady; d != nil {
+		total = d.Duration
+	}
+	for _, sc := range run.Spec.Load.Scenarios {
+		if sc.Duration != nil {
+			total += sc.Duration.Duration
+		} else {
+			total += run.Spec.Load.Duration.Duration
+		}
+	}
+	return total + 10*time.Minute
+}
