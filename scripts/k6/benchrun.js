@@ -1,0 +1,288 @@
+// benchrun's generic entry script: runs the built-in scenarios of a BenchmarkRun, one after
+// another, as internal/plan describes them. The operator (runner pods) and `benchrun run`
+// (local processes) both start it; nothing here is specific to either.
+//
+//   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
+//                    bodySize, ycsb: {read, update, insert, recordCount, distribution}, params}],
+//                    graceMs}
+//   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers}}
+//   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
+//   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
+//
+// Each plan scenario becomes a constant-vus k6 scenario of the same name; calls are issued
+// and recorded by the Go hot paths of k6/x/benchrun and k6/x/hetu. Scenario params:
+//   batch   calls per k6 iteration (default 100 for redis.get/set/ping and ycsb, 20 for
+//           redis.upsert, 10 for hetu.*)
+//   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup()
+//   prefill "false" on a redis.get scenario: do not write the keys first
+// VUs are spread round-robin over the target's addresses. The counter metric benchrun_calls
+// (calls issued, per iteration) lets `benchrun run` show live calls/s through k6's REST API.
+import benchrun from 'k6/x/benchrun';
+import hetu from 'k6/x/hetu';
+import exec from 'k6/execution';
+import { Counter } from 'k6/metrics';
+
+const PLAN = JSON.parse(__ENV.BENCHRUN_PLAN || 'null');
+const TARGET = JSON.parse(__ENV.BENCHRUN_TARGET || '{}');
+if (!PLAN || !Array.isArray(PLAN.scenarios) || PLAN.scenarios.length === 0) {
+  throw new Error('benchrun.js: BENCHRUN_PLAN is not set or has no scenario (it is written by benchrun / the operator)');
+}
+const CREDS = {
+  redisUser: __ENV.BENCHRUN_REDIS_USERNAME || '',
+  redisPassword: __ENV.BENCHRUN_REDIS_PASSWORD || '',
+  hetuKey: __ENV.BENCHRUN_HETU_AUTHKEY || '',
+};
+
+// Exported function (k6 exec) of each scenario type.
+const EXEC = {
+  'hetu.hello_world': 'hetu_hello_world',
+  'hetu.get': 'hetu_get',
+  'hetu.get_then_update': 'hetu_get_then_update',
+  'hetu.get2_update2': 'hetu_get2_update2',
+  'redis.upsert': 'redis_upsert',
+  'redis.get': 'redis_get',
+  'redis.set': 'redis_set',
+  'redis.ping': 'redis_ping',
+  ycsb: 'ycsb',
+};
+
+const BY_NAME = {};
+const scenarios = {};
+for (const s of PLAN.scenarios) {
+  if (!EXEC[s.type]) {
+    throw new Error(`benchrun.js: scenario "${s.name}": unsupported type "${s.type}"`);
+  }
+  if (s.type.startsWith('hetu.') ? !(TARGET.hetu && TARGET.hetu.addrs && TARGET.hetu.addrs.length)
+    : !(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length)) {
+    throw new Error(`benchrun.js: scenario "${s.name}" (${s.type}) has no target address in BENCHRUN_TARGET`);
+  }
+  BY_NAME[s.name] = s;
+  scenarios[s.name] = {
+    executor: 'constant-vus',
+    vus: s.vus,
+    duration: `${s.durationMs}ms`,
+    startTime: `${s.startMs}ms`,
+    gracefulStop: `${PLAN.graceMs}ms`,
+    exec: EXEC[s.type],
+  };
+}
+if (TARGET.redis && TARGET.redis.tls) {
+  throw new Error('benchrun.js: TLS to Redis is not supported by this version of the k6 Redis client');
+}
+
+export const options = {
+  scenarios,
+  setupTimeout: '300s',
+  summaryTrendStats: ['avg', 'min', 'med', 'p(90)', 'p(99)', 'max'],
+};
+
+const calls = new Counter('benchrun_calls');
+
+/** Picks this VU's address from a list (VUs spread round-robin). */
+function pick(list) {
+  return list[(Math.max(__VU, 1) - 1) % list.length];
+}
+
+/** Returns param name of scenario s as an integer, or def. */
+function intParam(s, name, def) {
+  const v = parseInt((s.params || {})[name], 10);
+  return Number.isNaN(v) || v < 1 ? def : v;
+}
+
+function param(s, name) {
+  return String((s.params || {})[name] || '').toLowerCase();
+}
+
+/** The plan scenario the VU is running. */
+function current() {
+  return BY_NAME[exec.scenario.name];
+}
+
+// ---- Redis ------------------------------------------------------------------------------
+
+// Key prefix of a scenario's GET/SET keys: its own, so scenarios with other body sizes do not
+// change what it reads.
+const keyPrefix = (s) => `benchrun:${s.name}:`;
+const body = (s) => 'x'.repeat(s.bodySize > 0 ? s.bodySize : 3); // redis-benchmark's default
+
+function newRedis(addr, s) {
+  return benchrun.redis({
+    addr,
+    username: CREDS.redisUser,
+    password: CREDS.redisPassword,
+    keyspace: s ? s.keySpace : 0,
+    prefix: 'benchrun:',
+  });
+}
+
+// One client per VU for the scenario it is running: the keyspace is per client. The client
+// of the previous scenario is closed when the VU moves on.
+let vuClient = null;
+let vuClientScenario = '';
+
+function client(s, read) {
+  if (vuClientScenario !== s.name) {
+    if (vuClient !== null) vuClient.close();
+    const r = TARGET.redis;
+    const addrs = read && r.readAddrs && r.readAddrs.length ? r.readAddrs : r.addrs;
+    vuClient = newRedis(pick(addrs), s);
+    vuClientScenario = s.name;
+  }
+  return vuClient;
+}
+
+function padKey(n) {
+  return String(n).padStart(12, '0');
+}
+
+/** Writes keys 0..keySpace-1 of a redis.get scenario (MSET in chunks), then waits for replicas. */
+function prefillGet(s) {
+  const c = newRedis(TARGET.redis.addrs[0], null);
+  const value = body(s);
+  const chunk = 500;
+  for (let first = 0; first < s.keySpace; first += chunk) {
+    const args = ['MSET'];
+    for (let n = first; n < Math.min(first + chunk, s.keySpace); n++) {
+      args.push(keyPrefix(s) + padKey(n), value);
+    }
+    c.command(...args);
+  }
+  const replicas = (TARGET.redis.readAddrs || []).length;
+  if (replicas > 0) {
+    c.command('WAIT', String(replicas), '10000');
+  }
+  c.close();
+}
+
+export function redis_get() {
+  const s = current();
+  const n = intParam(s, 'batch', 100);
+  client(s, true).loop(n, 'GET', `${keyPrefix(s)}__rand_int__`);
+  calls.add(n);
+}
+
+export function redis_set() {
+  const s = current();
+  const n = intParam(s, 'batch', 100);
+  client(s, false).loop(n, 'SET', `${keyPrefix(s)}__rand_int__`, body(s));
+  calls.add(n);
+}
+
+export function redis_ping() {
+  const s = current();
+  const n = intParam(s, 'batch', 100);
+  client(s, false).loop(n, 'PING');
+  calls.add(n);
+}
+
+export function redis_upsert() {
+  const s = current();
+  const n = intParam(s, 'batch', 20);
+  client(s, false).upsertN(n);
+  calls.add(n);
+}
+
+// ---- YCSB -------------------------------------------------------------------------------
+
+function ycsbOptions(s) {
+  const y = s.ycsb || {};
+  return {
+    recordCount: y.recordCount || s.keySpace,
+    readProportion: y.read || 0,
+    updateProportion: y.update || 0,
+    insertProportion: y.insert || 0,
+    requestDistribution: y.distribution || 'zipfian',
+    fieldLength: s.bodySize > 0 ? s.bodySize : 100,
+    prefix: `benchrun:${s.name}:`,
+  };
+}
+
+let vuWorkload = null;
+let vuWorkloadScenario = '';
+
+export function ycsb() {
+  const s = current();
+  if (vuWorkloadScenario !== s.name) {
+    vuWorkload = client(s, false).ycsb(ycsbOptions(s));
+    vuWorkloadScenario = s.name;
+  }
+  const n = intParam(s, 'batch', 100);
+  vuWorkload.run(n);
+  calls.add(n);
+}
+
+// ---- HeTu -------------------------------------------------------------------------------
+
+const NAME_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+function hetuOptions() {
+  return { instance: TARGET.hetu.instance || 'bench', layers: TARGET.hetu.layers || 'full', authKey: CREDS.hetuKey };
+}
+
+let conn = null;
+
+// The VU's HeTu connection, opened on first use (connect is synchronous, from VU code).
+function h() {
+  if (conn === null) {
+    conn = hetu.connect(pick(TARGET.hetu.addrs), hetuOptions());
+  }
+  return conn;
+}
+
+function rnd3() {
+  let out = '';
+  for (let i = 0; i < 3; i++) {
+    out += NAME_CHARS[benchrun.randint(0, NAME_CHARS.length - 1)];
+  }
+  return out;
+}
+
+function hetuLoop(rpc, argsFn) {
+  const s = current();
+  const n = intParam(s, 'batch', 10);
+  if (argsFn) {
+    h().callN(rpc, n, () => argsFn(s));
+  } else {
+    h().callN(rpc, n);
+  }
+  calls.add(n);
+}
+
+export function hetu_hello_world() {
+  hetuLoop('hello_world');
+}
+
+export function hetu_get() {
+  hetuLoop('just_get', (s) => [benchrun.randint(1, s.keySpace)]);
+}
+
+export function hetu_get_then_update() {
+  hetuLoop('upsert', (s) => [benchrun.randint(1, s.keySpace)]);
+}
+
+export function hetu_get2_update2() {
+  hetuLoop('exchange_data', (s) => [rnd3(), benchrun.randint(1, s.keySpace)]);
+}
+
+// ---- setup ------------------------------------------------------------------------------
+
+export function setup() {
+  let seeded = 0;
+  for (const s of PLAN.scenarios) {
+    if (s.type === 'redis.get' && param(s, 'prefill') !== 'false') {
+      prefillGet(s);
+    } else if (s.type === 'ycsb') {
+      const c = newRedis(TARGET.redis.addrs[0], s);
+      const o = ycsbOptions(s);
+      c.ycsb(o).load(0, o.recordCount);
+      c.close();
+    } else if (s.type.startsWith('hetu.') && param(s, 'seed') === 'true' && s.keySpace > seeded) {
+      const c = hetu.connect(TARGET.hetu.addrs[0], hetuOptions());
+      for (let first = seeded + 1; first <= s.keySpace; first += 1000) {
+        c.call('seed', first, Math.min(1000, s.keySpace - first + 1));
+      }
+      c.close();
+      seeded = s.keySpace;
+    }
+  }
+}
