@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchrun/benchrun/internal/hetutest"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -323,5 +324,41 @@ func TestInterruptWritesPartialDocument(t *testing.T) {
 	}
 	if len(doc.Scenarios) != 1 || doc.Scenarios[0].Name != "get" || doc.Scenarios[0].Calls == 0 {
 		t.Fatalf("scenarios %+v", doc.Scenarios)
+	}
+}
+
+// The four HeTu benchmark scenarios through bin/k6 against a real HeTu server, full layers.
+func TestHetuRPCScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs bin/k6 and a HeTu server (skipped with -short)")
+	}
+	addr := hetutest.StartServer(t, "full", "")
+	doc, out := runK6(t, "hetu_rpc.js", map[string]string{
+		"HETU_URL": addr, "HETU_SEED": "1", "ID_RANGE": "200", "DURATION": "1500ms", "GRACE": "2s",
+		"VUS": "4", "BATCH": "5",
+	})
+	want := map[string]struct{ typ, value string }{
+		"hello_world":     {"hetu.hello_world", "世界收到"},
+		"get":             {"hetu.just_get", "0"},
+		"get_then_update": {"hetu.upsert", ""},
+		"get2_update2":    {"hetu.exchange_data", ""},
+	}
+	if len(doc.Scenarios) != 4 || doc.Partial {
+		t.Fatalf("partial %v scenarios %+v\n%s", doc.Partial, doc.Scenarios, out)
+	}
+	for i, name := range []string{"hello_world", "get", "get_then_update", "get2_update2"} {
+		s := doc.Scenarios[i]
+		w := want[name]
+		if s.Name != name || s.Type != w.typ || s.Calls == 0 || s.Errors != 0 {
+			t.Fatalf("scenario %d: %s/%s calls %d errors %d %v", i, s.Name, s.Type, s.Calls, s.Errors, s.ErrorKinds)
+		}
+		if w.value != "" && s.ReturnValues[w.value] != s.Calls {
+			t.Errorf("%s: return values %v, want all %q", name, s.ReturnValues, w.value)
+		}
+		for v := range s.ReturnValues { // race retries
+			if _, err := strconv.Atoi(v); err != nil && w.value == "" {
+				t.Errorf("%s: return value %q is not a retry count", name, v)
+			}
+		}
 	}
 }

@@ -3,66 +3,11 @@ package hetu
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/benchrun/benchrun/internal/hetutest"
 )
-
-// startTestServer starts a real HeTu server (examples/hetu-bench through
-// hack/hetu-server.sh) on a free port and returns host:port; it is stopped when the test
-// ends. The test is skipped, saying why, when the cached HeTu runtime is absent.
-func startTestServer(t *testing.T, layers, authKey string) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs a real HeTu server (skipped with -short)")
-	}
-	root, _ := filepath.Abs("../..")
-	cache := os.Getenv("BENCHRUN_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache/benchrun")
-	}
-	if _, err := os.Lstat(filepath.Join(cache, "hetu-runtime/rootfs/opt/hetu/bin/python")); err != nil {
-		t.Skipf("HeTu runtime absent (%s/hetu-runtime): build it with hack/hetu-runtime.sh", cache)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("hack/hetu-server.sh needs root (unshare + chroot)")
-	}
-	port := freePortPair(t)
-	args := []string{"start", "--port", strconv.Itoa(port), "--layers", layers}
-	cmd := exec.Command(filepath.Join(root, "hack/hetu-server.sh"), args...)
-	cmd.Env = append(os.Environ(), "HETU_AUTH_KEY="+authKey)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hetu-server.sh start: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		_ = exec.Command(filepath.Join(root, "hack/hetu-server.sh"), "stop", "--port", strconv.Itoa(port)).Run()
-	})
-	return fmt.Sprintf("127.0.0.1:%d", port)
-}
-
-// freePortPair returns a port p with p and p+1 (the server's private Redis) free.
-func freePortPair(t *testing.T) int {
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
-			l2.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
-}
 
 // checkBenchmarkCalls runs the four benchmark RPCs and checks the published return values.
 func checkBenchmarkCalls(t *testing.T, c *Conn) {
@@ -92,7 +37,7 @@ func checkBenchmarkCalls(t *testing.T, c *Conn) {
 }
 
 func TestRealServerFullLayers(t *testing.T) {
-	addr := startTestServer(t, "full", "")
+	addr := hetutest.StartServer(t, "full", "")
 	c, err := Dial(context.Background(), addr, Options{Instance: "bench", Layers: LayersMsgpackZlibCrypto})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +51,7 @@ func TestRealServerFullLayers(t *testing.T) {
 }
 
 func TestRealServerMsgpackOnly(t *testing.T) {
-	addr := startTestServer(t, "msgpack", "")
+	addr := hetutest.StartServer(t, "msgpack", "")
 	c, err := Dial(context.Background(), "ws://"+addr+"/hetu/bench", Options{Layers: LayersMsgpack})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +62,7 @@ func TestRealServerMsgpackOnly(t *testing.T) {
 
 func TestRealServerAuthKey(t *testing.T) {
 	const key = "k6-test-auth-key"
-	addr := startTestServer(t, "full", key)
+	addr := hetutest.StartServer(t, "full", key)
 	c, err := Dial(context.Background(), addr, Options{Instance: "bench", AuthKey: []byte(key),
 		Layers: LayersMsgpackZlibCrypto})
 	if err != nil {
