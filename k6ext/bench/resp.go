@@ -315,6 +315,8 @@ func errKind(err error) string {
 		return re.Kind()
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "eof"
+	case errors.Is(err, io.ErrClosedPipe), errors.Is(err, net.ErrClosed):
+		return "closed"
 	case errors.Is(err, errProtocol):
 		return "protocol"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+)
+
+func TestZipfianSkewAndRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	z := NewZipfian(1000, zipfianConstant)
+	counts := make([]int, 1000)
+	for range 200_000 {
+		v := z.Next(rng)
+		if v < 0 || v >= 1000 {
+			t.Fatalf("out of range: %d", v)
+		}
+		counts[v]++
+	}
+	// theta 0.99 over 1000 items: item 0 gets about 1/zeta(1000) ~ 13 % of the draws.
+	if p := float64(counts[0]) / 200_000; p < 0.11 || p > 0.16 {
+		t.Errorf("P(0) = %.3f, want about 0.13", p)
+	}
+	if !(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[900]) {
+		t.Errorf("not decreasing: %d %d %d %d", counts[0], counts[1], counts[10], counts[900])
+	}
+}
+
+func TestKeyChoosers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, dist := range []string{"uniform", "zipfian", "latest"} {
+		k, err := NewKeyChooser(dist, 500, "test:"+dist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int64]int{}
+		for range 20_000 {
+			v := k.Next(rng)
+			if v < 0 || v >= 500 {
+				t.Fatalf("%s: out of range %d", dist, v)
+			}
+			seen[v]++
+		}
+		if len(seen) < 100 {
+			t.Errorf("%s: only %d distinct keys", dist, len(seen))
+		}
+		if dist == "latest" && seen[499] < seen[0] {
+			t.Errorf("latest: newest key drawn %d times, oldest %d", seen[499], seen[0])
+		}
+		if got := k.NextInsert(); got != 500 {
+			t.Errorf("%s: first insert %d, want 500", dist, got)
+		}
+	}
+	if _, err := NewKeyChooser("gauss", 10, "x"); err == nil {
+		t.Error("unknown distribution accepted")
+	}
+}
+
+func TestRenderTemplate(t *testing.T) {
+	b, holes := renderTemplate([]string{"SET", "key:__rand_int__", "v"}, true)
+	if len(holes) != 1 {
+		t.Fatalf("holes %v", holes)
+	}
+	putDigits(b[holes[0]:holes[0]+12], 42)
+	if want := "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$1\r\nv\r\n"; string(b) != want {
+		t.Fatalf("got %q want %q", b, want)
+	}
+	if _, holes := renderTemplate([]string{"GET", "__rand_int__"}, false); len(holes) != 0 {
+		t.Fatal("placeholder replaced with keyspace 0")
+	}
+}
+
+func TestPyStr(t *testing.T) {
+	for v, want := range map[any]string{nil: "None", int64(0): "0", int64(-3): "-3", "世界收到": "世界收到",
+		true: "True", 2.0: "2.0", 0.5: "0.5", uint64(7): "7"} {
+		if got := PyStr(v); got != want {
+			t.Errorf("PyStr(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// fakeRedis answers each request line-by-line with the canned replies.
+func fakeRedis(t *testing.T, replies ...string) *Conn {
+	t.Helper()
+	client, server := net.Pipe()
+	go func() {
+		r := bufio.NewReader(server)
+		for _, rep := range replies {
+			// read one RESP array command
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			var n int
+			for _, c := range strings.TrimSpace(line[1:]) {
+				n = n*10 + int(c-'0')
+			}
+			for range 2 * n {
+				if _, err := r.ReadString('\n'); err != nil {
+					return
+				}
+			}
+			if _, err := server.Write([]byte(rep)); err != nil {
+				return
+			}
+		}
+		server.Close()
+	}()
+	c := &Conn{conn: client}
+	cc := countingConn{Conn: client, c: c}
+	c.r, c.w = bufio.NewReader(cc), bufio.NewWriter(cc)
+	t.Cleanup(func() { client.Close() })
+	return c
+}
+
+func TestRESPReplies(t *testing.T) {
+	c := fakeRedis(t, "+OK\r\n", "$5\r\nhello\r\n", "$-1\r\n", ":42\r\n",
+		"*3\r\n$1\r\na\r\n:1\r\n*-1\r\n", "-WRONGTYPE bad\r\n", "*2\r\n+OK\r\n$3\r\nabc\r\n")
+	for _, want := range []any{"OK", "hello", nil, int64(42)} {
+		v, err := c.Do("X")
+		if err != nil || v != want {
+			t.Fatalf("got %#v, %v; want %#v", v, err, want)
+		}
+	}
+	v, err := c.Do("X")
+	if l, ok := v.([]any); err != nil || !ok || len(l) != 3 || l[0] != "a" || l[1] != int64(1) || l[2] != nil {
+		t.Fatalf("array: %#v %v", v, err)
+	}
+	_, err = c.Do("X")
+	var re RedisError
+	if re, _ = err.(RedisError); re.Kind() != "WRONGTYPE" || errKind(err) != "WRONGTYPE" {
+		t.Fatalf("error reply: %v", err)
+	}
+	c.WriteCommand("X")
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.SkipReply()
+	if err != nil || r.Type != '*' || r.Int != 2 {
+		t.Fatalf("skip: %+v %v", r, err)
+	}
+	if s, rcv := c.Bytes(); s == 0 || rcv == 0 {
+		t.Fatalf("bytes %d %d", s, rcv)
+	}
+	if _, err := c.Do("X"); errKind(err) != "eof" && errKind(err) != "closed" {
+		t.Fatalf("closed: %v (%s)", err, errKind(err))
+	}
+}
