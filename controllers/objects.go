@@ -92,7 +92,7 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 			}
 		}
 		if err := r.List(ctx, list, client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: s}); err != nil {
-			if meta.IsNoMatchError(err) {
+			if meta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
 				continue
 			}
 			return deleted, err

@@ -59,5 +59,5 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 	st.Target.ReadyTime = &s.now
 	s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready",
 		fmt.Sprintf("%s target ready after %s", t.Kind(), s.now.Sub(st.StartTime.Time)))
-	return r.createRunners(ctx, s, t)
+	return r.createRunners(ctx, s)
 }

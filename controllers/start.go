@@ -12,11 +12,11 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/runner"
-	"github.com/benchrun/benchrun/internal/target"
 )
 
-// runnerOptions are the runner builder's options for the run's current generation.
-func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, t target.Target) runner.Options {
+// runnerOptions are the runner builder's options for the run's current generation; secrets
+// are the Secret-backed environment variables the plan asks for.
+func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, secrets map[string]v1alpha1.SecretKeyRef) runner.Options {
 	image := run.Spec.Load.Runners.Image
 	if image == "" {
 		image = r.Images.Runner
@@ -27,28 +27,32 @@ func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, t tar
 		Labels:    runLabels(run, run.Generation),
 		Image:     image,
 		Spec:      run.Spec.Load.Runners,
-		Secrets:   t.Secrets(),
+		Secrets:   secrets,
 	}
 }
 
 // createRunners creates the runner state ConfigMaps (each holding its k6 invocation from
 // internal/plan), the start barrier, the runners' ServiceAccount and Role, and the Job
 // (→ Starting).
-func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step, t target.Target) error {
+func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) error {
 	run := s.run
-	o := r.runnerOptions(run, t)
 	n := int(s.run.Status.Runners.Desired)
 	invocations := make([]string, n)
+	secrets := map[string]v1alpha1.SecretKeyRef{}
 	for i := range invocations {
 		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n)
 		if err != nil {
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidLoad", err.Error())
 			return nil
 		}
+		for _, se := range inv.SecretEnv {
+			secrets[se.Name] = se.Secret
+		}
 		if invocations[i], err = runner.EncodeInvocation(inv); err != nil {
 			return err
 		}
 	}
+	o := r.runnerOptions(run, secrets)
 	var objs []client.Object
 	for _, cm := range runner.StateConfigMaps(o, invocations) {
 		objs = append(objs, cm)

@@ -75,7 +75,11 @@ func (s *step) setPhase(phase v1alpha1.Phase, reason, format string, args ...any
 
 // setCondition sets a condition; a changed status is recorded as an Event.
 func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
-	old := apimeta.FindStatusCondition(s.run.Status.Conditions, typ)
+	var old *metav1.Condition
+	if c := apimeta.FindStatusCondition(s.run.Status.Conditions, typ); c != nil {
+		cp := *c // SetStatusCondition changes the element in place
+		old = &cp
+	}
 	apimeta.SetStatusCondition(&s.run.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: s.run.Generation, LastTransitionTime: s.now,

@@ -41,20 +41,3 @@ func (e *external) Endpoints() []v1alpha1.Endpoint {
 	}
 	return eps
 }
-
-// Secrets implements Target: password, user name, HeTu auth key and TLS CA bundle.
-func (e *external) Secrets() map[string]v1alpha1.SecretKeyRef {
-	m := map[string]v1alpha1.SecretKeyRef{}
-	add := func(env string, ref *v1alpha1.SecretKeyRef) {
-		if ref != nil {
-			m[env] = *ref
-		}
-	}
-	add(PasswordEnv, e.spec.PasswordSecretRef)
-	add("REDIS_USERNAME", e.spec.UsernameSecretRef)
-	add("HETU_AUTH_KEY", e.spec.AuthKeySecretRef)
-	if e.spec.TLS != nil {
-		add("BENCHRUN_TLS_CA", e.spec.TLS.CASecretRef)
-	}
-	return m
-}

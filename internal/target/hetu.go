@@ -71,14 +71,6 @@ func (h *hetu) Provider() string {
 	return "builtin+" + h.backend.Provider()
 }
 
-// Secrets implements Target.
-func (h *hetu) Secrets() map[string]v1alpha1.SecretKeyRef {
-	if ref := h.spec.AuthKeySecretRef; ref != nil {
-		return map[string]v1alpha1.SecretKeyRef{"HETU_AUTH_KEY": *ref}
-	}
-	return nil
-}
-
 // Endpoints implements Target: the HeTu server, then the back end's addresses.
 func (h *hetu) Endpoints() []v1alpha1.Endpoint {
 	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: fmt.Sprintf("%s.%s.svc:%d", Name(h.o.Prefix, "hetu"), h.o.Namespace, h.port)}}

@@ -81,14 +81,6 @@ func (r *redis) Provider() string {
 	return string(v1alpha1.ProviderBuiltin)
 }
 
-// Secrets implements Target.
-func (r *redis) Secrets() map[string]v1alpha1.SecretKeyRef {
-	if r.spec.PasswordSecretRef == nil {
-		return nil
-	}
-	return map[string]v1alpha1.SecretKeyRef{PasswordEnv: *r.spec.PasswordSecretRef}
-}
-
 // svc is the in-cluster address of a Service of this run.
 func (r *redis) svc(suffix string, port int) string {
 	return fmt.Sprintf("%s.%s.svc:%d", Name(r.o.Prefix, suffix), r.o.Namespace, port)

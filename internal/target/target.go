@@ -72,8 +72,6 @@ type Target interface {
 	Ready(ctx context.Context, c client.Reader) (ready bool, reason string, err error)
 	// Endpoints are the addresses runners use, by role.
 	Endpoints() []v1alpha1.Endpoint
-	// Secrets are the Secret keys runners need (password, auth key, CA), by environment variable name.
-	Secrets() map[string]v1alpha1.SecretKeyRef
 	// Teardown deletes what Objects created.
 	Teardown(ctx context.Context, c client.Client) error
 }
