@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/validation"
+)
+
+// loadRunFile validates a run file and returns its run (the only one, or the one named).
+func loadRunFile(ctx context.Context, path, name string) (*v1alpha1.BenchmarkRun, *validation.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := validation.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := v.ParseFile(ctx, bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if name == "" {
+		if len(f.Runs) > 1 {
+			names := make([]string, len(f.Runs))
+			for i, r := range f.Runs {
+				names[i] = r.Name
+			}
+			return nil, nil, fmt.Errorf("%s holds %d BenchmarkRuns (%s): pick one with --name", path, len(f.Runs), strings.Join(names, ", "))
+		}
+		return f.Runs[0], f, nil
+	}
+	for _, r := range f.Runs {
+		if r.Name == name {
+			return r, f, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%s: no BenchmarkRun named %q", path, name)
+}
+
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("validate", "-f run.yaml", stderr)
+	file := fs.String("f", "", "run file (YAML or JSON; may also hold Secrets)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) > 0 || *file == "" {
+		fmt.Fprintln(stderr, "benchrun validate: give the run file with -f run.yaml")
+		return exitUsage
+	}
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun validate: %v\n", err)
+		return exitFailed
+	}
+	v, err := validation.New()
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun validate: %v\n", err)
+		return exitFailed
+	}
+	f, err := v.ParseFile(ctx, bytes.NewReader(data))
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun validate: %s: %v\n", *file, err)
+		return exitFailed
+	}
+	for _, r := range f.Runs {
+		names := make([]string, len(r.Spec.Load.Scenarios))
+		for i, s := range r.Spec.Load.Scenarios {
+			names[i] = s.Name
+		}
+		fmt.Fprintf(stdout, "%s: BenchmarkRun %q is valid: target %s, %d × %d VUs, scenarios %s\n", *file, r.Name,
+			describeTarget(&r.Spec.Target), r.Spec.Load.Workers, r.Spec.Load.TasksPerWorker, strings.Join(names, ", "))
+	}
+	return exitOK
+}
+
+// describeTarget is a short description of a target spec.
+func describeTarget(t *v1alpha1.TargetSpec) string {
+	switch {
+	case t.Redis != nil:
+		mode, engine := string(t.Redis.Mode), string(t.Redis.Engine)
+		if mode == "" {
+			mode = "single"
+		}
+		if engine == "" {
+			engine = "redis"
+		}
+		return engine + " " + mode
+	case t.HeTu != nil:
+		return "hetu"
+	case t.External != nil:
+		return "external " + string(t.External.Kind)
+	}
+	return "none"
+}
+
+// readDocument decodes a result document; a directory means its merged.json.
+func readDocument(path string) (*results.Document, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "merged.json")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	doc, err := results.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// render writes a summary in one of the output formats.
+func render(w io.Writer, format, title string, s results.Summary) error {
+	switch format {
+	case "json":
+		return results.RenderJSON(w, s)
+	case "csv":
+		return results.RenderCSV(w, s)
+	}
+	return results.RenderMarkdown(w, title, s)
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("report", "[--output table|markdown|json|csv] [--trim-percent P] FILE|DIR...", stderr)
+	output := fs.String("output", "table", "output format: table, markdown, json or csv")
+	trim := fs.Float64("trim-percent", 10, "percentage of calls dropped at each end for CPS")
+	title := fs.String("title", "", "heading of the markdown report")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if err := checkOutput(*output); err != nil {
+		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "benchrun report: give one or more result files (runner-*.json, merged.json) or out dirs")
+		return exitUsage
+	}
+	docs := make([]*results.Document, 0, len(files))
+	for _, f := range files {
+		doc, err := readDocument(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+			return exitFailed
+		}
+		docs = append(docs, doc)
+	}
+	merged, err := results.Merge(docs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun report: merging: %v\n", err)
+		return exitFailed
+	}
+	opts := results.DefaultOptions()
+	opts.TrimFraction = *trim / 100
+	if err := render(stdout, *output, *title, results.Summarize(merged, opts)); err != nil {
+		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func cmdCompare(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("compare", "[--label a,b,...] FILE|DIR...", stderr)
+	labelFlag := fs.String("label", "", "comma-separated column labels, one per file (default: file or directory names)")
+	trim := fs.Float64("trim-percent", 10, "percentage of calls dropped at each end for CPS")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "benchrun compare: give two or more result files or out dirs")
+		return exitUsage
+	}
+	var labels []string
+	if *labelFlag != "" {
+		labels = strings.Split(*labelFlag, ",")
+		if len(labels) != len(files) {
+			fmt.Fprintf(stderr, "benchrun compare: %d labels for %d files\n", len(labels), len(files))
+			return exitUsage
+		}
+	} else {
+		for _, f := range files {
+			labels = append(labels, defaultLabel(f))
+		}
+	}
+	opts := results.DefaultOptions()
+	opts.TrimFraction = *trim / 100
+	sums := make([]results.Summary, 0, len(files))
+	for _, f := range files {
+		doc, err := readDocument(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+			return exitFailed
+		}
+		sums = append(sums, results.Summarize(doc, opts))
+	}
+	if err := results.RenderComparison(stdout, labels, sums); err != nil {
+		fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// defaultLabel names a result file in a comparison: its name without .json, or its
+// directory's name for merged.json and out dirs.
+func defaultLabel(path string) string {
+	path = filepath.Clean(path)
+	base := strings.TrimSuffix(filepath.Base(path), ".json")
+	if base == "merged" || base == "results" {
+		return filepath.Base(filepath.Dir(path))
+	}
+	return base
+}

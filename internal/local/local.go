@@ -1,0 +1,82 @@
+// Package local runs a BenchmarkRun's target on this machine for `benchrun run`: Redis or
+// Valkey servers (single, or HA with replicas and sentinels) and the HeTu bench app as
+// child processes, or an external endpoint that is only checked. Everything listens on
+// 127.0.0.1 on free ports; every process runs in its own process group and is stopped, and
+// its temporary directory removed, by Stop (also after a failed or interrupted Start).
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// Target is a benchmark target on this machine.
+type Target interface {
+	// Start starts the target and returns once it is ready; it fails when ctx ends first.
+	// After an error, Stop still has to be called.
+	Start(ctx context.Context) error
+	// Endpoints are the addresses the runners use, by role (as status.target.endpoints).
+	Endpoints() []v1alpha1.Endpoint
+	// Stop stops every process started and removes temporary data. It is safe to call
+	// more than once and after a failed Start.
+	Stop() error
+}
+
+// Options configure local targets.
+type Options struct {
+	// Secrets resolve the run's secret references (the run file's Secret objects).
+	Secrets Secrets
+	// Log receives one line per process started or stopped (never secret values).
+	Log io.Writer
+	// TempDir is where each target makes its temporary directory (default os.TempDir()).
+	TempDir string
+	// HeTuApp is the directory with the HeTu bench app (app.py, config.yml), e.g. examples/hetu-bench.
+	HeTuApp string
+	// HeTuRootfs is the cached HeTu runtime root (default $BENCHRUN_CACHE or
+	// ~/.cache/benchrun, then hetu-runtime/rootfs), built by hack/hetu-runtime.sh.
+	HeTuRootfs string
+}
+
+// ErrNotSupported is returned for targets the local runner cannot start yet.
+var ErrNotSupported = errors.New("not supported locally yet")
+
+// New returns the local target of a run's target spec (not started).
+func New(spec *v1alpha1.TargetSpec, opts Options) (Target, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	switch {
+	case spec.Redis != nil:
+		return newRedis(spec.Redis, opts)
+	case spec.HeTu != nil:
+		return newHeTu(spec.HeTu, opts)
+	case spec.External != nil:
+		return newExternal(spec.External), nil
+	}
+	return nil, errors.New("the run has no target (set spec.target.redis, hetu or external)")
+}
+
+// StartWithin starts t and fails with a clear error when it is not ready within timeout.
+// On error, t has been stopped.
+func StartWithin(ctx context.Context, t Target, timeout time.Duration) error {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := t.Start(cctx)
+	if err != nil {
+		_ = t.Stop()
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("target not ready within %s (spec.timeouts.targetReady): %w", timeout, err)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a child process in its own process group, killed with the group.
+type Process struct {
+	// Name is a short label for logs ("redis master", "k6 runner 0").
+	Name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	once sync.Once
+}
+
+// StartProcess starts cmd in a new process group that dies with this process (SIGKILL on
+// parent death) and logs the start to log.
+func StartProcess(name string, cmd *exec.Cmd, log io.Writer) (*Process, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	fmt.Fprintf(log, "started %s (pid %d)\n", name, cmd.Process.Pid)
+	return p, nil
+}
+
+// Pid is the process id (also its process group id).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Err is the process' exit error once it has exited (nil for exit code 0).
+func (p *Process) Err() error {
+	<-p.done
+	return p.err
+}
+
+// ExitCode is the exit code once the process has exited (-1 when killed by a signal).
+func (p *Process) ExitCode() int {
+	<-p.done
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// Signal sends sig to the process group.
+func (p *Process) Signal(sig syscall.Signal) {
+	if !p.Exited() {
+		_ = syscall.Kill(-p.Pid(), sig)
+	}
+}
+
+// Stop sends SIGTERM to the process group, waits up to grace, then SIGKILLs the group. The
+// group is killed even when the leader already exited, so no child is left behind.
+func (p *Process) Stop(grace time.Duration) {
+	p.once.Do(func() {
+		p.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+		}
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		<-p.done
+	})
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// addr is 127.0.0.1:port.
+func addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// lookBinary finds a server binary on PATH with a clear error.
+func lookBinary(name, hint string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("%s not found in PATH: %s", name, hint)
+		}
+		return "", err
+	}
+	return p, nil
+}
+
+// writeSecretFile writes a file readable by the owner only.
+func writeSecretFile(path, content string) error {
+	return os.WriteFile(path, []byte(content), 0o600)
+}

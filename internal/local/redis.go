@@ -1,0 +1,279 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// sentinelMaster is the master name the local sentinels monitor.
+const sentinelMaster = "benchrun"
+
+// stopGrace is how long a server may take to exit after SIGTERM before it is killed.
+const stopGrace = 5 * time.Second
+
+// redisTarget is Redis or Valkey as local processes: one server (single) or a master,
+// replicas and sentinels (ha).
+type redisTarget struct {
+	spec     *v1alpha1.RedisTarget
+	opts     Options
+	bin      string
+	password string
+
+	mu        sync.Mutex
+	dir       string
+	procs     []*Process
+	master    string
+	replicas  []string
+	sentinels []string
+	stopped   bool
+}
+
+func newRedis(spec *v1alpha1.RedisTarget, opts Options) (*redisTarget, error) {
+	switch spec.Mode {
+	case "", v1alpha1.RedisSingle, v1alpha1.RedisHA:
+	case v1alpha1.RedisProxy:
+		return nil, fmt.Errorf("redis mode proxy: %w (use mode single or ha locally, or run it in a cluster)", ErrNotSupported)
+	default:
+		return nil, fmt.Errorf("redis mode %q: %w", spec.Mode, ErrNotSupported)
+	}
+	var bin string
+	var err error
+	if spec.Engine == v1alpha1.EngineValkey {
+		bin, err = lookBinary("valkey-server", "install Valkey so that valkey-server is on PATH, or use engine: redis")
+	} else {
+		bin, err = lookBinary("redis-server", "install Redis (Debian/Ubuntu: apt-get install redis-server)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	pw, err := opts.Secrets.optional(spec.PasswordSecretRef)
+	if err != nil {
+		return nil, fmt.Errorf("redis passwordSecretRef: %w", err)
+	}
+	for k, v := range spec.Config {
+		if strings.ContainsAny(k+v, "\r\n") || strings.ContainsAny(k, " \t") {
+			return nil, fmt.Errorf("redis config %q: keys and values must be single-line, keys without spaces", k)
+		}
+	}
+	return &redisTarget{spec: spec, opts: opts, bin: bin, password: pw}, nil
+}
+
+// engine is "redis" or "valkey" for logs.
+func (t *redisTarget) engine() string {
+	if t.spec.Engine == v1alpha1.EngineValkey {
+		return "valkey"
+	}
+	return "redis"
+}
+
+func (t *redisTarget) Start(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return fmt.Errorf("target stopped")
+	}
+	dir, err := os.MkdirTemp(t.opts.TempDir, "benchrun-"+t.engine()+"-")
+	if err != nil {
+		return err
+	}
+	t.dir = dir
+	master, p, err := t.startServer("master", "")
+	if err != nil {
+		return err
+	}
+	t.master = master
+	if err := waitFor(ctx, t.engine()+" master "+master, p, func(ctx context.Context) error {
+		return t.ping(ctx, master)
+	}); err != nil {
+		return err
+	}
+	if t.spec.Mode != v1alpha1.RedisHA {
+		return nil
+	}
+	replicas, sentinels := int32(2), int32(3)
+	if t.spec.Replicas != nil {
+		replicas = *t.spec.Replicas
+	}
+	if t.spec.Sentinels != nil {
+		sentinels = *t.spec.Sentinels
+	}
+	type started struct {
+		addr string
+		p    *Process
+	}
+	var reps []started
+	for i := range int(replicas) {
+		a, p, err := t.startServer("replica-"+strconv.Itoa(i), master)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, started{a, p})
+		t.replicas = append(t.replicas, a)
+	}
+	for _, r := range reps {
+		if err := waitFor(ctx, t.engine()+" replica "+r.addr, r.p, func(ctx context.Context) error {
+			info, err := redisDo(ctx, r.addr, t.password, "INFO", "replication")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(info, "master_link_status:up") {
+				return fmt.Errorf("replication link to %s not up yet", master)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	quorum := int(sentinels)/2 + 1
+	var sents []started
+	for i := range int(sentinels) {
+		a, p, err := t.startSentinel(i, master, quorum)
+		if err != nil {
+			return err
+		}
+		sents = append(sents, started{a, p})
+		t.sentinels = append(t.sentinels, a)
+	}
+	for _, s := range sents {
+		if err := waitFor(ctx, t.engine()+" sentinel "+s.addr, s.p, func(ctx context.Context) error {
+			got, err := redisDo(ctx, s.addr, "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
+			if err != nil {
+				return err
+			}
+			if strings.ReplaceAll(got, "\n", ":") != master {
+				return fmt.Errorf("sentinel reports master %q", got)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ping checks that the server answers PING (and AUTH) and has loaded its data.
+func (t *redisTarget) ping(ctx context.Context, address string) error {
+	got, err := redisDo(ctx, address, t.password, "PING")
+	if err != nil {
+		return err
+	}
+	if got != "PONG" {
+		return fmt.Errorf("PING answered %q", got)
+	}
+	return nil
+}
+
+// startServer writes the config of one data server and starts it; replicaOf makes it a replica.
+func (t *redisTarget) startServer(name, replicaOf string) (string, *Process, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", nil, err
+	}
+	var b strings.Builder
+	keys := make([]string, 0, len(t.spec.Config))
+	for k := range t.spec.Config {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %s\n", k, t.spec.Config[k])
+	}
+	// The local runner's settings come last, so they win over the user's.
+	fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndir %s\nlogfile %s\nsave \"\"\nappendonly no\ndaemonize no\n",
+		port, t.dir, filepath.Join(t.dir, name+".log"))
+	fmt.Fprintf(&b, "dbfilename %s.rdb\n", name)
+	if replicaOf != "" {
+		host, p, _ := strings.Cut(replicaOf, ":")
+		fmt.Fprintf(&b, "replicaof %s %s\n", host, p)
+	}
+	if t.password != "" {
+		fmt.Fprintf(&b, "requirepass %s\nmasterauth %s\n", quoteConf(t.password), quoteConf(t.password))
+	}
+	conf := filepath.Join(t.dir, name+".conf")
+	if err := writeSecretFile(conf, b.String()); err != nil {
+		return "", nil, err
+	}
+	p, err := t.start(t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf))
+	return addr(port), p, err
+}
+
+// startSentinel writes a sentinel config (sentinels rewrite it) and starts the sentinel.
+func (t *redisTarget) startSentinel(i int, master string, quorum int) (string, *Process, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", nil, err
+	}
+	host, mport, _ := strings.Cut(master, ":")
+	name := "sentinel-" + strconv.Itoa(i)
+	var b strings.Builder
+	fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndir %s\nlogfile %s\ndaemonize no\n", port, t.dir, filepath.Join(t.dir, name+".log"))
+	fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\nsentinel down-after-milliseconds %s 5000\n",
+		sentinelMaster, host, mport, quorum, sentinelMaster)
+	if t.password != "" {
+		fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", sentinelMaster, quoteConf(t.password))
+	}
+	conf := filepath.Join(t.dir, name+".conf")
+	if err := writeSecretFile(conf, b.String()); err != nil {
+		return "", nil, err
+	}
+	p, err := t.start(t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf, "--sentinel"))
+	return addr(port), p, err
+}
+
+func (t *redisTarget) start(name string, cmd *exec.Cmd) (*Process, error) {
+	cmd.Dir = t.dir
+	p, err := StartProcess(name, cmd, t.opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	t.procs = append(t.procs, p)
+	return p, nil
+}
+
+func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.spec.Mode != v1alpha1.RedisHA {
+		return []v1alpha1.Endpoint{{Role: "redis", Address: t.master}}
+	}
+	eps := []v1alpha1.Endpoint{{Role: "master", Address: t.master}}
+	for _, a := range t.replicas {
+		eps = append(eps, v1alpha1.Endpoint{Role: "replica", Address: a})
+	}
+	for _, a := range t.sentinels {
+		eps = append(eps, v1alpha1.Endpoint{Role: "sentinel", Address: a})
+	}
+	return eps
+}
+
+func (t *redisTarget) Stop() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	for i := len(t.procs) - 1; i >= 0; i-- { // sentinels, replicas, then the master
+		t.procs[i].Stop(stopGrace)
+		fmt.Fprintf(t.opts.Log, "stopped %s\n", t.procs[i].Name)
+	}
+	t.procs = nil
+	if t.dir != "" {
+		err := os.RemoveAll(t.dir)
+		t.dir = ""
+		return err
+	}
+	return nil
+}
+
+// quoteConf quotes a value for a Redis config file.
+func quoteConf(s string) string {
+	return strconv.Quote(s)
+}
