@@ -169,7 +169,7 @@ func testAgent(t *testing.T, e *env, run *v1alpha1.BenchmarkRun, i int) *runner.
 	a := &runner.Agent{Client: k8sClient, Namespace: e.ns, StateName: e.stateName(run, i),
 		BarrierName: runner.BarrierName(prefix(run, run.Generation)), ResultFile: filepath.Join(dir, "result.json"),
 		CgroupDir: cg, Poll: 10 * time.Millisecond, Now: e.clock.Now}
-	a.Exec = func(_ context.Context, inv plan.Invocation) (int, error) {
+	a.Load = &fakeLoad{write: func(inv plan.Invocation) error {
 		if !strings.Contains(inv.Env[plan.EnvTarget], targetName(run, "redis-master")) {
 			t.Errorf("invocation without the target address: %+v", inv)
 		}
@@ -177,11 +177,35 @@ func testAgent(t *testing.T, e *env, run *v1alpha1.BenchmarkRun, i int) *runner.
 		_ = os.WriteFile(filepath.Join(cg, "cpu.stat"), []byte("usage_usec 9001000\n"), 0o644)
 		var b bytes.Buffer
 		if err := results.Encode(&b, runnerDoc(t, run, i, e.clock.Now(), 100)); err != nil {
-			return 1, err
+			return err
 		}
-		return 0, os.WriteFile(a.ResultFile, b.Bytes(), 0o600)
-	}
+		return os.WriteFile(a.ResultFile, b.Bytes(), 0o600)
+	}}
 	return a
+}
+
+// fakeLoad stands for k6: Prepare keeps the invocation, Wait writes the result document.
+type fakeLoad struct {
+	inv     plan.Invocation
+	started bool
+	write   func(plan.Invocation) error
+}
+
+// Prepare implements runner.Load.
+func (f *fakeLoad) Prepare(_ context.Context, inv plan.Invocation) error { f.inv = inv; return nil }
+
+// Start implements runner.Load.
+func (f *fakeLoad) Start(context.Context) error { f.started = true; return nil }
+
+// Wait implements runner.Load.
+func (f *fakeLoad) Wait() (int, error) {
+	if !f.started {
+		return -1, nil
+	}
+	if err := f.write(f.inv); err != nil {
+		return 1, err
+	}
+	return 0, nil
 }
 
 // waitFor polls cond for up to 10s.

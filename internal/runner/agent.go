@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,8 +40,19 @@ type Agent struct {
 	Poll time.Duration
 	// Now tells the time (default time.Now).
 	Now func() time.Time
-	// Exec runs k6 (default: exec K6); it returns k6's exit code.
-	Exec func(ctx context.Context, inv plan.Invocation) (int, error)
+	// Load runs k6 (default: the K6 binary, started paused and released through its REST API).
+	Load Load
+}
+
+// Load is one k6 run as the agent drives it.
+type Load interface {
+	// Prepare starts k6 paused and returns once its virtual users are initialized, so
+	// that the barrier also covers k6's start-up time.
+	Prepare(ctx context.Context, inv plan.Invocation) error
+	// Start releases the paused k6.
+	Start(ctx context.Context) error
+	// Wait waits until k6 exits and returns its exit code.
+	Wait() (int, error)
 }
 
 // Run goes through the protocol once. It returns an error when the load did not complete,
@@ -59,37 +68,53 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	inv, err := DecodeInvocation(&cm)
 	if err != nil {
-		return a.finish(ctx, StateFailed, "invalid invocation", -1, nil)
+		return a.finish(StateFailed, "invalid invocation", -1, nil)
+	}
+	if err := a.Load.Prepare(ctx, inv); err != nil {
+		return a.finish(StateFailed, "k6 did not start: "+err.Error(), -1, nil)
 	}
 	if err := a.update(ctx, map[string]string{KeyState: StateReady, KeyReadyAt: a.stamp()}, nil); err != nil {
 		return err
 	}
+	if err := a.waitUntilStart(ctx); err != nil {
+		code, _ := a.Load.Wait() // cancelling ctx stopped k6
+		return a.finish(StateFailed, "stopped at the start barrier", code, nil)
+	}
+	cpu0, _ := readCPU(a.CgroupDir)
+	started := a.Now()
+	if err := a.Load.Start(ctx); err != nil {
+		code, _ := a.Load.Wait()
+		return a.finish(StateFailed, "k6 could not be released: "+err.Error(), code, nil)
+	}
+	if err := a.update(ctx, map[string]string{KeyState: StateRunning, KeyLoadStartedAt: started.UTC().Format(time.RFC3339Nano)}, nil); err != nil {
+		return err
+	}
+	code, waitErr := a.Load.Wait()
+	cpu1, _ := readCPU(a.CgroupDir)
+	usage := &Usage{CPUSeconds: (cpu1 - cpu0) / 1e6, WallSeconds: a.Now().Sub(started).Seconds(), MemoryPeakBytes: readMemoryPeak(a.CgroupDir)}
+	switch {
+	case waitErr != nil:
+		return a.finish(StateFailed, "k6 failed: "+waitErr.Error(), -1, usage)
+	case code != 0:
+		return a.finish(StateFailed, fmt.Sprintf("k6 exited with code %d", code), code, usage)
+	}
+	return a.finish(StateDone, "", 0, usage)
+}
+
+// waitUntilStart waits at the barrier, then until its startAt.
+func (a *Agent) waitUntilStart(ctx context.Context) error {
 	startAt, err := a.waitBarrier(ctx)
 	if err != nil {
-		return a.finish(ctx, StateFailed, "stopped at the start barrier", -1, nil)
+		return err
 	}
 	if d := startAt.Sub(a.Now()); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return a.finish(ctx, StateFailed, "stopped at the start barrier", -1, nil)
+			return ctx.Err()
 		}
 	}
-	cpu0, _ := readCPU(a.CgroupDir)
-	started := a.Now()
-	if err := a.update(ctx, map[string]string{KeyState: StateRunning, KeyLoadStartedAt: started.UTC().Format(time.RFC3339Nano)}, nil); err != nil {
-		return err
-	}
-	code, execErr := a.Exec(ctx, inv)
-	cpu1, _ := readCPU(a.CgroupDir)
-	usage := &Usage{CPUSeconds: (cpu1 - cpu0) / 1e6, WallSeconds: a.Now().Sub(started).Seconds(), MemoryPeakBytes: readMemoryPeak(a.CgroupDir)}
-	switch {
-	case execErr != nil:
-		return a.finish(ctx, StateFailed, "k6 did not run: "+execErr.Error(), -1, usage)
-	case code != 0:
-		return a.finish(ctx, StateFailed, fmt.Sprintf("k6 exited with code %d", code), code, usage)
-	}
-	return a.finish(ctx, StateDone, "", 0, usage)
+	return nil
 }
 
 // defaults fills unset fields.
@@ -106,8 +131,8 @@ func (a *Agent) defaults() {
 	if a.Now == nil {
 		a.Now = time.Now
 	}
-	if a.Exec == nil {
-		a.Exec = a.execK6
+	if a.Load == nil {
+		a.Load = &k6Process{bin: a.K6, resultFile: a.ResultFile, address: "127.0.0.1:6565"}
 	}
 }
 
@@ -134,7 +159,7 @@ func (a *Agent) waitBarrier(ctx context.Context) (time.Time, error) {
 
 // finish stores the result file (when k6 wrote one) and the final state. It uses a fresh
 // context: on SIGTERM the run context is cancelled but the partial result must be kept.
-func (a *Agent) finish(_ context.Context, state, reason string, code int, usage *Usage) error {
+func (a *Agent) finish(state, reason string, code int, usage *Usage) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	data := map[string]string{KeyState: state, KeyFinishedAt: a.stamp(), KeyExitCode: strconv.Itoa(code)}
@@ -185,32 +210,6 @@ func (a *Agent) update(ctx context.Context, data map[string]string, binary map[s
 		}
 		return a.Client.Update(ctx, &cm)
 	})
-}
-
-// execK6 runs `k6 run --out benchrun=FILE args... script`; cancelling ctx sends SIGTERM so
-// k6 stops gracefully and writes a partial document.
-func (a *Agent) execK6(ctx context.Context, inv plan.Invocation) (int, error) {
-	if err := os.MkdirAll(filepath.Dir(a.ResultFile), 0o700); err != nil {
-		return -1, err
-	}
-	args := append([]string{"run", "--out", "benchrun=" + a.ResultFile}, inv.Args...)
-	cmd := exec.CommandContext(ctx, a.K6, append(args, inv.Script)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 45 * time.Second
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.Env = os.Environ()
-	for k, v := range inv.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), nil
-	}
-	if err != nil {
-		return -1, err
-	}
-	return 0, nil
 }
 
 // readCPU reads usage_usec from the cgroup v2 cpu.stat.

@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/benchrun/benchrun/internal/plan"
+)
+
+// k6StatusPausedBeforeRun is k6's lib.ExecutionStatusPausedBeforeRun: VUs initialized,
+// waiting for the release.
+const k6StatusPausedBeforeRun = 4
+
+// k6Process runs `k6 run --paused --address ADDR --out benchrun=FILE args... script` and
+// releases it with PATCH /v1/status on its REST API (loopback only).
+type k6Process struct {
+	bin, resultFile, address string
+	cmd                      *exec.Cmd
+	exited                   chan struct{}
+	waitErr                  error
+}
+
+// Prepare implements Load: it starts k6 paused and waits until its VUs are initialized.
+// Cancelling ctx sends k6 SIGTERM, so it stops gracefully and writes a partial document.
+func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
+	if err := os.MkdirAll(filepath.Dir(k.resultFile), 0o700); err != nil {
+		return err
+	}
+	args := []string{"run", "--paused", "--address", k.address, "--out", "benchrun=" + k.resultFile}
+	args = append(append(args, inv.Args...), inv.Script)
+	k.cmd = exec.CommandContext(ctx, k.bin, args...)
+	k.cmd.Cancel = func() error { return k.cmd.Process.Signal(syscall.SIGTERM) }
+	k.cmd.WaitDelay = 45 * time.Second
+	k.cmd.Stdout, k.cmd.Stderr = os.Stdout, os.Stderr
+	k.cmd.Env = os.Environ()
+	for name, v := range inv.Env {
+		k.cmd.Env = append(k.cmd.Env, name+"="+v)
+	}
+	if err := k.cmd.Start(); err != nil {
+		return err
+	}
+	k.exited = make(chan struct{})
+	go func() { k.waitErr = k.cmd.Wait(); close(k.exited) }()
+	for {
+		status, err := k.status(ctx)
+		if err == nil && status == k6StatusPausedBeforeRun {
+			return nil
+		}
+		select {
+		case <-k.exited:
+			return fmt.Errorf("k6 exited during initialization: %v", k.waitErr)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// status reads k6's execution status.
+func (k *k6Process) status(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+k.address+"/v1/status", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Attributes struct {
+				Status int `json:"status"`
+			} `json:"attributes"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, err
+	}
+	return body.Data.Attributes.Status, nil
+}
+
+// Start implements Load: PATCH /v1/status {paused: false}.
+func (k *k6Process) Start(ctx context.Context) error {
+	body := []byte(`{"data":{"type":"status","id":"default","attributes":{"paused":false}}}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, "http://"+k.address+"/v1/status", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("k6 REST API: %s", resp.Status)
+	}
+	return nil
+}
+
+// Wait implements Load.
+func (k *k6Process) Wait() (int, error) {
+	if k.exited == nil {
+		return -1, errors.New("k6 not started")
+	}
+	<-k.exited
+	var exit *exec.ExitError
+	if errors.As(k.waitErr, &exit) {
+		return exit.ExitCode(), nil
+	}
+	if k.waitErr != nil {
+		return -1, k.waitErr
+	}
+	return 0, nil
+}
