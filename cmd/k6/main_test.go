@@ -362,3 +362,47 @@ func TestHetuRPCScript(t *testing.T) {
 		}
 	}
 }
+
+// A custom script: mixed commands in one scenario from several VUs, benchrun.time and
+// benchrun.record, calls outside scenarios (setup) not recorded.
+func TestCustomScriptMixedCalls(t *testing.T) {
+	r := startRedis(t, "")
+	script := filepath.Join(t.TempDir(), "custom.js")
+	if err := os.WriteFile(script, []byte(`
+import benchrun from 'k6/x/benchrun';
+export const options = { scenarios: {
+  mixed: { executor: 'per-vu-iterations', vus: 4, iterations: 25, exec: 'mixed' },
+  custom: { executor: 'per-vu-iterations', vus: 2, iterations: 10, exec: 'custom', startTime: '1s' },
+} };
+const r = benchrun.redis({ addr: __ENV.REDIS_ADDR });
+export function setup() { r.set('setup', '1'); }
+export function mixed() {
+  if (__VU % 2 === 0) { r.get('k'); r.set('k', 'v'); } else { r.set('k', 'v'); r.get('k'); }
+}
+export function custom() {
+  benchrun.time(() => 7);
+  benchrun.record(1.5, 'x');
+  benchrun.record(2, null, 'boom');
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	cmd := exec.Command(k6Bin, "run", "-q", "--summary-mode", "disabled", "--out", "benchrun="+out, script)
+	cmd.Env = append(os.Environ(), "REDIS_ADDR="+r.addr)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("k6: %v\n%s", err, b)
+	}
+	doc := readDoc(t, out)
+	if len(doc.Scenarios) != 2 {
+		t.Fatalf("scenarios %+v", doc.Scenarios)
+	}
+	m, c := doc.Scenarios[0], doc.Scenarios[1]
+	if m.Name != "mixed" || m.Calls != 200 || m.ReturnValues["OK"] != 100 || m.Errors != 0 {
+		t.Errorf("mixed: %+v", m)
+	}
+	if c.Name != "custom" || c.Type != "custom" || c.Calls != 60 || c.Errors != 20 ||
+		c.ReturnValues["7"] != 20 || c.ReturnValues["x"] != 20 || c.ErrorKinds["boom"] != 20 {
+		t.Errorf("custom: %+v", c)
+	}
+}

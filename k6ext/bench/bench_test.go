@@ -118,7 +118,7 @@ func fakeRedis(t *testing.T, replies ...string) *Conn {
 func TestRESPReplies(t *testing.T) {
 	c := fakeRedis(t, "+OK\r\n", "$5\r\nhello\r\n", "$-1\r\n", ":42\r\n",
 		"*3\r\n$1\r\na\r\n:1\r\n*-1\r\n", "-WRONGTYPE bad\r\n", "*2\r\n+OK\r\n$3\r\nabc\r\n")
-	for _, want := range []any{"OK", "hello", nil, int64(42)} {
+	for _, want := range []any{Status("OK"), "hello", nil, int64(42)} {
 		v, err := c.Do("X")
 		if err != nil || v != want {
 			t.Fatalf("got %#v, %v; want %#v", v, err, want)

@@ -40,12 +40,20 @@ func newRand() *rand.Rand { return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint
 // Exports lists the JS API.
 func (m *Module) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
-		"record":  m.record,
-		"time":    m.time,
-		"randint": m.randint,
-		"redis":   m.redis,
-		"keys":    m.keys,
+		"record":       m.record,
+		"time":         m.time,
+		"randint":      m.randint,
+		"redis":        m.redis,
+		"keys":         m.keys,
+		"scenarioType": m.scenarioType,
 	}}
+}
+
+// scenarioType(name, type) declares the type of a scenario (e.g. "redis.mixed") before
+// anything is recorded in it, for scenarios whose calls are of several kinds; otherwise
+// the type of the first recorded call is used. Returns the type in effect.
+func (m *Module) scenarioType(c sobek.FunctionCall) sobek.Value {
+	return m.vu.Runtime().ToValue(recorders.setType(c.Argument(0).String(), c.Argument(1).String()))
 }
 
 // record(durationMs, returnValue?, errKind?, scenarioType?) records one call that just ended.

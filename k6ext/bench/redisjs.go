@@ -170,6 +170,8 @@ func (rc *redisClient) jsCall(_ sobek.FunctionCall, typ string, args ...string) 
 // they are, nil as None, bulk strings as "bulk(N)", arrays as "array(N)".
 func (rc *redisClient) valueStr(v any) string {
 	switch x := v.(type) {
+	case Status:
+		return string(x)
 	case string:
 		return rc.bulkStr(int64(len(x)))
 	case []any:
@@ -379,6 +381,8 @@ func toJS(rt *sobek.Runtime, v any) sobek.Value {
 	switch x := v.(type) {
 	case nil:
 		return sobek.Null()
+	case Status:
+		return rt.ToValue(string(x))
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

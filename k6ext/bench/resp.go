@@ -229,8 +229,12 @@ func (c *Conn) SkipReply() (Reply, error) {
 	return r, err
 }
 
-// ReadValue reads one reply as a Go value: string (simple and bulk strings), int64, nil,
-// []any, or a RedisError value for an error reply (transport errors are returned as err).
+// Status is a simple-string reply such as "OK" or "PONG".
+type Status string
+
+// ReadValue reads one reply as a Go value: Status (simple strings), string (bulk strings),
+// int64, nil, []any, or a RedisError value for an error reply (transport errors are
+// returned as err).
 func (c *Conn) ReadValue() (any, error) {
 	line, err := c.readLine()
 	if err != nil {
@@ -238,7 +242,7 @@ func (c *Conn) ReadValue() (any, error) {
 	}
 	switch line[0] {
 	case '+':
-		return string(line[1:]), nil
+		return Status(line[1:]), nil
 	case '-':
 		return RedisError(string(line[1:])), nil
 	case ':':
