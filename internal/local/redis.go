@@ -180,6 +180,8 @@ func (t *redisTarget) startServer(name, replicaOf string) (string, *Process, err
 		return "", nil, err
 	}
 	var b strings.Builder
+	// Defaults the user's config may override: replicas sync at once instead of after 5 s.
+	b.WriteString("repl-diskless-sync-delay 0\n")
 	keys := make([]string, 0, len(t.spec.Config))
 	for k := range t.spec.Config {
 		keys = append(keys, k)
