@@ -406,3 +406,22 @@ export function custom() {
 		t.Errorf("custom: %+v", c)
 	}
 }
+
+// YCSB: reads and writes benchrun reports equal the HGETALL / HSET Redis counted.
+func TestYCSBMatchesCommandstats(t *testing.T) {
+	r := startRedis(t, "")
+	doc, _ := runK6(t, "ycsb.js", map[string]string{
+		"REDIS_ADDR": r.addr, "DURATION": "1s", "GRACE": "1s", "VUS": "3", "RECORD_COUNT": "500",
+		"READ_PROPORTION": "0.5", "UPDATE_PROPORTION": "0.3", "INSERT_PROPORTION": "0.2",
+		"DISTRIBUTION": "latest",
+	})
+	calls := commandCalls(r.do(t, "", "INFO", "commandstats"))
+	s := doc.Scenarios[0]
+	v := s.ReturnValues
+	if s.Errors != 0 || v["read"] == 0 || v["update"] == 0 || v["insert"] == 0 {
+		t.Fatalf("ycsb: %+v", s)
+	}
+	if v["read"] != calls["hgetall"] || v["update"]+v["insert"]+500 != calls["hset"] {
+		t.Errorf("benchrun %v, Redis hgetall %d hset %d (500 loaded)", v, calls["hgetall"], calls["hset"])
+	}
+}

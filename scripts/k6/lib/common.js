@@ -50,10 +50,11 @@ export function vus() {
 
 /**
  * Builds the k6 scenarios object: one constant-vus scenario per selected name (exec = the
- * exported function of that name), started one after another.
+ * exported function of that name), started one after another. all lists the script's
+ * scenarios, defaults those run when SCENARIOS is unset (default: all).
  */
-export function sequentialScenarios(all) {
-  const names = env('SCENARIOS', all.join(','))
+export function sequentialScenarios(all, defaults = all) {
+  const names = env('SCENARIOS', defaults.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
