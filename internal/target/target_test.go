@@ -1,0 +1,186 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// opts are test options in namespace ns with prefix run-g1.
+func opts(operator bool) Options {
+	return Options{Namespace: "ns", Prefix: "run-g1", Labels: map[string]string{LabelRun: "run", LabelGeneration: "1"},
+		Images: Images{Redis: "redis:t", Valkey: "valkey:t", HeTu: "hetu:t", Proxy: "proxy:t"}, OperatorInstalled: operator}
+}
+
+// byName indexes objects by type and name.
+func byName(objs []client.Object) map[string]client.Object {
+	m := map[string]client.Object{}
+	for _, o := range objs {
+		kind := strings.Split(typeName(o), ".")[1]
+		m[kind+"/"+o.GetName()] = o
+	}
+	return m
+}
+
+// typeName is the Go type of o, e.g. *v1.StatefulSet, or the kind of an unstructured object.
+func typeName(o client.Object) string {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return "*x." + u.GetKind()
+	}
+	switch o.(type) {
+	case *appsv1.StatefulSet:
+		return "*v1.StatefulSet"
+	case *appsv1.Deployment:
+		return "*v1.Deployment"
+	case *corev1.Service:
+		return "*v1.Service"
+	case *corev1.ConfigMap:
+		return "*v1.ConfigMap"
+	}
+	return "*v1.Other"
+}
+
+func TestBuiltinHA(t *testing.T) {
+	tg, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Engine: v1alpha1.EngineValkey,
+		Provider: v1alpha1.ProviderAuto, Replicas: ptr.To[int32](2), Sentinels: ptr.To[int32](3),
+		Config: map[string]string{"io-threads": "4"}, PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}, opts(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Kind() != "valkey/ha" || tg.Provider() != "builtin" {
+		t.Fatalf("%s %s", tg.Kind(), tg.Provider())
+	}
+	objs, _ := tg.Objects()
+	m := byName(objs)
+	master := m["StatefulSet/run-g1-redis-master"].(*appsv1.StatefulSet)
+	replica := m["StatefulSet/run-g1-redis-replica"].(*appsv1.StatefulSet)
+	sentinel := m["StatefulSet/run-g1-redis-sentinel"].(*appsv1.StatefulSet)
+	if *replica.Spec.Replicas != 2 || *sentinel.Spec.Replicas != 3 || master.Spec.Template.Spec.Containers[0].Image != "valkey:t" {
+		t.Fatal("replica counts or image")
+	}
+	script := replica.Spec.Template.Spec.Containers[0].Command[2]
+	if !strings.Contains(script, "replicaof run-g1-redis-master-0.run-g1-redis-hl.ns.svc 6379") {
+		t.Fatalf("replica script: %s", script)
+	}
+	if !strings.Contains(sentinel.Spec.Template.Spec.Containers[0].Command[2], "sentinel monitor mymaster run-g1-redis-master-0.run-g1-redis-hl.ns.svc 6379 2") {
+		t.Fatal("sentinel monitor line")
+	}
+	if cfg := m["ConfigMap/run-g1-redis-config"].(*corev1.ConfigMap).Data["redis.conf"]; !strings.Contains(cfg, "io-threads 4\n") || !strings.Contains(cfg, "dir /tmp") {
+		t.Fatalf("config %q", cfg)
+	}
+	for _, name := range []string{"run-g1-redis-master", "run-g1-redis-replica", "run-g1-redis-sentinel"} {
+		if _, ok := m["Service/"+name]; !ok {
+			t.Errorf("no Service %s", name)
+		}
+	}
+	pod := master.Spec.Template.Spec
+	if !*pod.SecurityContext.RunAsNonRoot || *pod.Containers[0].SecurityContext.AllowPrivilegeEscalation {
+		t.Fatal("not restricted")
+	}
+	eps := tg.Endpoints()
+	if len(eps) != 3 || eps[0] != (v1alpha1.Endpoint{Role: "master", Address: "run-g1-redis-master.ns.svc:6379"}) || eps[2].Role != "sentinel" {
+		t.Fatalf("endpoints %+v", eps)
+	}
+}
+
+func TestProxyRoutes(t *testing.T) {
+	spec := &v1alpha1.RedisTarget{Mode: v1alpha1.RedisProxy, Provider: v1alpha1.ProviderBuiltin,
+		PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}
+	tg, _ := New(&v1alpha1.TargetSpec{Redis: spec}, opts(false))
+	objs, _ := tg.Objects()
+	cm := byName(objs)["ConfigMap/run-g1-proxy-config"].(*corev1.ConfigMap)
+	var routes struct {
+		Operation struct{ Type, Read, Write string }
+	}
+	if err := json.Unmarshal([]byte(cm.Data["resource-table.json"]), &routes); err != nil {
+		t.Fatal(err)
+	}
+	if routes.Operation.Type != "rw_separate" || routes.Operation.Write != "redis://@REDIS_PASSWORD@@run-g1-redis-master.ns.svc:6379" ||
+		routes.Operation.Read != "redis://@REDIS_PASSWORD@@run-g1-redis-replica.ns.svc:6379" {
+		t.Fatalf("routes %+v", routes)
+	}
+	if !strings.Contains(cm.Data["application.yml"], "password: ${REDIS_PASSWORD}") {
+		t.Fatal("proxy password not from the environment")
+	}
+	if eps := tg.Endpoints(); eps[0].Role != "proxy" || eps[0].Address != "run-g1-proxy.ns.svc:6380" {
+		t.Fatalf("endpoints %+v", eps)
+	}
+}
+
+func TestOperatorProvider(t *testing.T) {
+	if _, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Provider: v1alpha1.ProviderRedisOperator}}, opts(false)); err == nil {
+		t.Fatal("redis-operator without its CRDs accepted")
+	}
+	tg, _ := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisSingle, Provider: v1alpha1.ProviderAuto,
+		PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}, opts(true))
+	objs, _ := tg.Objects()
+	m := byName(objs)
+	r := m["Redis/run-g1-redis"].(*unstructured.Unstructured)
+	if secret, _, _ := unstructured.NestedString(r.Object, "spec", "kubernetesConfig", "redisSecret", "name"); secret != "s" {
+		t.Fatalf("redis %v", r.Object)
+	}
+	if cm, _, _ := unstructured.NestedString(r.Object, "spec", "redisConfig", "additionalRedisConfig"); cm != "run-g1-redis-config" {
+		t.Fatal("no additional config")
+	}
+	if tg.Endpoints()[0].Address != "run-g1-redis.ns.svc:6379" {
+		t.Fatalf("endpoints %+v", tg.Endpoints())
+	}
+}
+
+func TestHeTu(t *testing.T) {
+	tg, err := New(&v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{Workers: 4, Port: 2466, ExtraConfig: map[string]string{"CLIENT_SEND_LIMITS": "[[100,1]]"},
+		Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Provider: v1alpha1.ProviderBuiltin,
+			PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}}}, opts(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := tg.Objects()
+	m := byName(objs)
+	cfg := m["ConfigMap/run-g1-hetu-config"].(*corev1.ConfigMap).Data["config.yml"]
+	for _, want := range []string{"MAX_ANONYMOUS_CONNECTION_BY_IP: 0", "CLIENT_SEND_LIMITS: []", "CLIENT_SEND_LIMITS: [[100,1]]", "servants:"} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("config lacks %q", want)
+		}
+	}
+	env := map[string]string{}
+	for _, e := range m["Deployment/run-g1-hetu"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["HETU_REDIS_URL"] != "redis://:$(REDIS_PASSWORD)@run-g1-redis-master.ns.svc:6379/0" ||
+		env["HETU_REDIS_SERVANTS"] != `["redis://:$(REDIS_PASSWORD)@run-g1-redis-replica.ns.svc:6379/0"]` || env["HETU_WORKERS"] != "4" {
+		t.Fatalf("env %v", env)
+	}
+	if _, ok := m["StatefulSet/run-g1-redis-sentinel"]; !ok {
+		t.Fatal("back end not deployed")
+	}
+	if _, err := New(&v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{ExtraConfig: map[string]string{"X": "a\nB: c"},
+		Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{}}}}, opts(false)); err == nil {
+		t.Fatal("multi-line extraConfig accepted")
+	}
+}
+
+func TestExternal(t *testing.T) {
+	tg, _ := New(&v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalRedis,
+		Addresses: []string{"r-1.example:6379"}, ReadAddresses: []string{"r-2.example:6379"}}}, opts(false))
+	objs, _ := tg.Objects()
+	ready, _, _ := tg.Ready(context.Background(), nil)
+	if len(objs) != 0 || !ready || tg.Kind() != "external/redis" || len(tg.Endpoints()) != 2 || tg.Endpoints()[1].Role != "replica" {
+		t.Fatalf("external %+v", tg.Endpoints())
+	}
+}
+
+func TestName(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	if n := Name(long, "redis-master"); len(n) > 63 || n == Name(long, "redis-replica") {
+		t.Fatalf("name %q", n)
+	}
+}
