@@ -88,7 +88,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if err := r.acceptGeneration(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.patchStatus(ctx, s, ctrl.Result{Requeue: true})
+		return r.patchStatus(ctx, s, requeueSoon)
 	}
 
 	// 3. Finished runs only wait for cleanup and their TTL.
@@ -98,7 +98,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	// 4. The whole-run timeout ends the load; what runners stored is still collected.
 	if r.runTimedOut(s) {
-		return r.patchStatus(ctx, s, ctrl.Result{Requeue: true})
+		return r.patchStatus(ctx, s, requeueSoon)
 	}
 
 	// 5. One phase step.
@@ -120,7 +120,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	// 6. Persist the step; a finished run gets its cleanup right away.
 	res := ctrl.Result{RequeueAfter: r.pollInterval()}
 	if finished(run.Status.Phase) {
-		res = ctrl.Result{Requeue: true}
+		res = requeueSoon
 	}
 	return r.patchStatus(ctx, s, res)
 }

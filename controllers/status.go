@@ -103,6 +103,9 @@ func (s *step) condition(typ string) bool {
 	return apimeta.IsStatusConditionTrue(s.run.Status.Conditions, typ)
 }
 
+// requeueSoon asks for the next step right away (a status patch also triggers one).
+var requeueSoon = ctrl.Result{RequeueAfter: 50 * time.Millisecond}
+
 // Reasons used by several phases.
 const (
 	// reasonWaiting marks a condition not reached yet (no Event).
@@ -116,7 +119,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res c
 	if err := r.Status().Patch(ctx, s.run, patch); err != nil {
 		if kerrors.IsConflict(err) {
 			logf.FromContext(ctx).V(1).Info("status conflict, requeue")
-			return ctrl.Result{Requeue: true}, nil
+			return requeueSoon, nil
 		}
 		if kerrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
