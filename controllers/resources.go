@@ -63,13 +63,33 @@ func (r *BenchmarkRunReconciler) sampleUsage(ctx context.Context, s *step) error
 	if err != nil {
 		return err
 	}
-	for _, item := range list.Items {
+	samples.add(list.Items)
+	b, _ := json.Marshal(samples)
+	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
+		cm.Labels = runLabels(run, run.Generation)
+		cm.Labels[target.LabelComponent] = "usage"
+		cm.Data = map[string]string{"samples.json": string(b)}
+		return controllerutil.SetControllerReference(run, cm, r.Scheme)
+	})
+	return err
+}
+
+// add accumulates one sample of every pod in a PodMetrics list, by the pod's component label.
+func (samples usageSamples) add(items []unstructured.Unstructured) {
+	for _, item := range items {
 		role := item.GetLabels()[target.LabelComponent]
+		if role == "" {
+			role = "target" // pods of a target deployed by another operator
+		}
 		containers, _, _ := unstructured.NestedSlice(item.Object, "containers")
 		var cpu float64
 		var mem int64
 		for _, c := range containers {
-			usage, _, _ := unstructured.NestedStringMap(c.(map[string]any), "usage")
+			cm, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			usage, _, _ := unstructured.NestedStringMap(cm, "usage")
 			if q, err := resource.ParseQuantity(usage["cpu"]); err == nil {
 				cpu += q.AsApproximateFloat64()
 			}
@@ -91,14 +111,37 @@ func (r *BenchmarkRunReconciler) sampleUsage(ctx context.Context, s *step) error
 		p.CPUMax = max(p.CPUMax, cpu)
 		p.MemMax = max(p.MemMax, mem)
 	}
-	b, _ := json.Marshal(samples)
-	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
-		cm.Labels = runLabels(run, run.Generation)
-		cm.Labels[target.LabelComponent] = "usage"
-		cm.Data = map[string]string{"samples.json": string(b)}
-		return controllerutil.SetControllerReference(run, cm, r.Scheme)
-	})
-	return err
+}
+
+// summarize is the average and maximum per role, roles sorted.
+func (samples usageSamples) summarize() []v1alpha1.ResourceUsage {
+	var out []v1alpha1.ResourceUsage
+	roles := make([]string, 0, len(samples))
+	for role := range samples {
+		roles = append(roles, role)
+	}
+	slices.Sort(roles)
+	for _, role := range roles {
+		u := v1alpha1.ResourceUsage{Role: role, Source: "metrics.k8s.io"}
+		var cpu, mem float64
+		for _, p := range samples[role] {
+			if p.N == 0 {
+				continue
+			}
+			u.Pods++
+			cpu += p.CPUSum / float64(p.N)
+			mem += p.MemSum / float64(p.N)
+			u.CPUMaxCores = max(u.CPUMaxCores, p.CPUMax)
+			u.MemoryMaxBytes = max(u.MemoryMaxBytes, p.MemMax)
+		}
+		if u.Pods > 0 {
+			u.CPUAvgCores = round2(cpu / float64(u.Pods))
+			u.CPUMaxCores = round2(u.CPUMaxCores)
+			u.MemoryAvgBytes = int64(mem / float64(u.Pods))
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // loadUsage reads the usage ConfigMap (empty samples when it does not exist yet).
@@ -126,31 +169,7 @@ func (r *BenchmarkRunReconciler) resourceUsage(ctx context.Context, s *step, obs
 	}
 	var out []v1alpha1.ResourceUsage
 	if samples, _, err := r.loadUsage(ctx, run); err == nil {
-		roles := make([]string, 0, len(samples))
-		for role := range samples {
-			roles = append(roles, role)
-		}
-		slices.Sort(roles)
-		for _, role := range roles {
-			u := v1alpha1.ResourceUsage{Role: role, Source: "metrics.k8s.io"}
-			var cpu, mem float64
-			for _, p := range samples[role] {
-				if p.N == 0 {
-					continue
-				}
-				u.Pods++
-				cpu += p.CPUSum / float64(p.N)
-				mem += p.MemSum / float64(p.N)
-				u.CPUMaxCores = max(u.CPUMaxCores, p.CPUMax)
-				u.MemoryMaxBytes = max(u.MemoryMaxBytes, p.MemMax)
-			}
-			if u.Pods > 0 {
-				u.CPUAvgCores = round2(cpu / float64(u.Pods))
-				u.CPUMaxCores = round2(u.CPUMaxCores)
-				u.MemoryAvgBytes = int64(mem / float64(u.Pods))
-				out = append(out, u)
-			}
-		}
+		out = samples.summarize()
 	}
 	if slices.ContainsFunc(out, func(u v1alpha1.ResourceUsage) bool { return u.Role == "runner" }) {
 		return out

@@ -28,6 +28,8 @@ func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, secre
 		Image:     image,
 		Spec:      run.Spec.Load.Runners,
 		Secrets:   secrets,
+		// The operator ends the run at its timeout; this stops the runners without it.
+		ActiveDeadline: runTimeout(run),
 	}
 }
 

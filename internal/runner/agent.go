@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -176,7 +177,11 @@ func (a *Agent) finish(state, reason string, code int, usage *Usage) error {
 		if err != nil {
 			return err
 		}
-		binary = map[string][]byte{KeyResult: gz}
+		if len(gz) > maxResultBytes {
+			data[KeyState], data[KeyReason] = StateFailed, fmt.Sprintf("result document too large to store (%d bytes compressed)", len(gz))
+		} else {
+			binary = map[string][]byte{KeyResult: gz}
+		}
 	} else if state == StateDone {
 		data[KeyState], data[KeyReason] = StateFailed, "k6 wrote no result document"
 	}
@@ -189,9 +194,16 @@ func (a *Agent) finish(state, reason string, code int, usage *Usage) error {
 	return nil
 }
 
-// update sets keys of the state ConfigMap, retrying on conflicts.
+// updateBackoff retries state updates for about half a minute (API server hiccups must not
+// lose a result document).
+var updateBackoff = wait.Backoff{Steps: 10, Duration: 200 * time.Millisecond, Factor: 1.6, Jitter: 0.1}
+
+// maxResultBytes keeps the state ConfigMap under the API server's 1 MiB object limit.
+const maxResultBytes = 900 << 10
+
+// update sets keys of the state ConfigMap, retrying on errors.
 func (a *Agent) update(ctx context.Context, data map[string]string, binary map[string][]byte) error {
-	return retry.OnError(retry.DefaultBackoff, func(error) bool { return true }, func() error {
+	return retry.OnError(updateBackoff, func(error) bool { return ctx.Err() == nil }, func() error {
 		var cm corev1.ConfigMap
 		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.StateName}, &cm); err != nil {
 			return err

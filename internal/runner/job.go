@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,8 @@ type Options struct {
 	Spec v1alpha1.RunnerSpec
 	// Secrets become secretKeyRef environment variables of the runner pods (name → key).
 	Secrets map[string]v1alpha1.SecretKeyRef
+	// ActiveDeadline stops the runner pods even when the operator is gone (0: none).
+	ActiveDeadline time.Duration
 }
 
 // JobName is the runner Job's name.
@@ -163,11 +166,15 @@ func Job(o Options) *batchv1.Job {
 		}},
 		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}
-	return &batchv1.Job{ObjectMeta: o.meta(JobName(o.Prefix)), Spec: batchv1.JobSpec{
+	job := &batchv1.Job{ObjectMeta: o.meta(JobName(o.Prefix)), Spec: batchv1.JobSpec{
 		CompletionMode:       ptr.To(batchv1.IndexedCompletion),
 		Completions:          ptr.To(n),
 		Parallelism:          ptr.To(n),
 		BackoffLimitPerIndex: ptr.To[int32](0),
 		Template:             corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 	}}
+	if o.ActiveDeadline > 0 {
+		job.Spec.ActiveDeadlineSeconds = ptr.To(int64(o.ActiveDeadline.Seconds()))
+	}
+	return job
 }
