@@ -5,6 +5,7 @@
 #   hack/hetu-server.sh start  [--port 2466] [--layers full|msgpack] [--authkey-file FILE]
 #                              [--workers 2] [--instance bench]
 #                              [--redis-url redis://HOST:PORT/DB | --redis-port PORT]
+#                              [--debug] [--client-send-limits '[[10,1],[27,5]]']
 #   hack/hetu-server.sh status [--port 2466]
 #   hack/hetu-server.sh stop   [--port 2466]
 #
@@ -26,10 +27,11 @@ ROOTFS="$CACHE/hetu-runtime/rootfs"
 
 log() { printf '[hetu-server] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
-usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 CMD=${1:-}; [[ -n "$CMD" ]] || usage; shift
 PORT=2466 LAYERS=full WORKERS=2 INSTANCE=bench REDIS_URL="" REDIS_PORT="" AUTHKEY_FILE=""
+DEBUG=0 CLIENT_LIMITS="[]"
 while (($#)); do
   case "$1" in
     --port) PORT=$2; shift 2 ;;
@@ -39,6 +41,8 @@ while (($#)); do
     --redis-url) REDIS_URL=$2; shift 2 ;;
     --redis-port) REDIS_PORT=$2; shift 2 ;;
     --authkey-file) AUTHKEY_FILE=$2; shift 2 ;;
+    --debug) DEBUG=1; shift ;;
+    --client-send-limits) CLIENT_LIMITS=$2; shift 2 ;;
     -h|--help) usage ;;
     *) die "unknown argument: $1" ;;
   esac
@@ -47,6 +51,7 @@ done
 [[ "$LAYERS" == full || "$LAYERS" == msgpack ]] || die "--layers must be full or msgpack"
 [[ "$WORKERS" =~ ^-?[0-9]+$ ]] || die "--workers must be a number"
 [[ "$INSTANCE" =~ ^[A-Za-z0-9_-]+$ ]] || die "--instance must match [A-Za-z0-9_-]+"
+[[ "$CLIENT_LIMITS" =~ ^[][0-9,\ ]*$ ]] || die "--client-send-limits must look like [[10,1],[27,5]]"
 REDIS_PORT=${REDIS_PORT:-$((PORT + 1))}
 [[ "$REDIS_PORT" =~ ^[0-9]+$ ]] || die "--redis-port must be a number"
 
@@ -156,6 +161,8 @@ umask 077
   echo "HETU_INSTANCE=$(q "$INSTANCE")"
   echo "HETU_REDIS_URL=$(q "$REDIS_URL")"
   echo "HETU_AUTH_KEY=$(q "$AUTH_KEY")"
+  echo "HETU_DEBUG=$(q "$DEBUG")"
+  echo "HETU_CLIENT_SEND_LIMITS=$(q "$CLIENT_LIMITS")"
 } >"$APPDIR/server.env"
 umask 022
 

@@ -8,6 +8,7 @@ numbers are comparable (see PROTOCOL.md for what goes over the wire):
   upsert(number)           -> [race_retries]       read by unique `number`, rename, commit
   exchange_data(name, n)   -> [race_retries]       upsert by name + upsert by number, one commit
   seed(first, count)       -> [rows_written]       helper: make rows id=number=first..first+count-1
+                                                   (numbers that already exist are skipped)
 
 `race_retries` is ctx.race_count of the attempt that committed: 0 unless the transaction lost
 an optimistic-concurrency race and HeTu re-ran it. Every endpoint is callable by anonymous
@@ -91,7 +92,13 @@ async def exchange_data(ctx: hetu.SystemContext, name, number):
 )
 async def seed(ctx: hetu.SystemContext, first, count):
     first, count = int(first), min(int(count), SEED_MAX_PER_CALL)
+    written = 0
     for row_id in range(first, first + count):
+        # Skip numbers that upsert()/exchange_data() already inserted under another id:
+        # `number` is unique, re-inserting it would be a UniqueViolation.
+        if await ctx.repo[Counter].get(number=row_id) is not None:
+            continue
         async with ctx.repo[Counter].upsert(id=row_id) as row:
             row.number = row_id
-    return hetu.ResponseToClient([count])
+        written += 1
+    return hetu.ResponseToClient([written])
