@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +44,11 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
+	ownLabel, err := labels.Parse(target.LabelRun)
+	if err != nil {
+		log.Error(err, "label selector")
+		os.Exit(1)
+	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(benchv1alpha1.AddToScheme(scheme))
@@ -53,9 +59,12 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "benchrun-manager.bench.benchrun.io",
-		// Only runner pods are watched (to see failures, evictions and OOM kills).
+		// Cache only benchrun's own pods (runners), ConfigMaps and Jobs, not the whole cluster's.
+		// StatefulSets stay unfiltered: the redis-operator creates them without our labels.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{target.LabelComponent: "runner"})},
+			&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{target.LabelComponent: "runner"})},
+			&corev1.ConfigMap{}: {Label: ownLabel},
+			&batchv1.Job{}:      {Label: ownLabel},
 		}},
 	})
 	if err != nil {
