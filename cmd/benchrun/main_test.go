@@ -1,0 +1,512 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchrun/benchrun/internal/local"
+	"github.com/benchrun/benchrun/internal/results"
+)
+
+// Binaries built once by TestMain.
+var (
+	repoRoot    string
+	k6Bin       string
+	benchrunBin string
+	buildErr    error
+)
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		wd, _ := os.Getwd()
+		repoRoot = filepath.Dir(filepath.Dir(wd))
+		tmp, err := os.MkdirTemp("", "benchrun-cli-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		benchrunBin = filepath.Join(tmp, "benchrun")
+		if out, err := goBuild(benchrunBin, "./cmd/benchrun"); err != nil {
+			buildErr = fmt.Errorf("building benchrun: %v\n%s", err, out)
+		} else {
+			k6Bin, buildErr = ensureK6()
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func goBuild(out, pkg string) ([]byte, error) {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd.CombinedOutput()
+}
+
+// ensureK6 returns bin/k6, rebuilt when a k6 source is newer than it (the build goes to a
+// temporary name and is renamed, so concurrent users never see half a binary).
+func ensureK6() (string, error) {
+	bin := filepath.Join(repoRoot, "bin", "k6")
+	if st, err := os.Stat(bin); err == nil && !newerSource(st.ModTime()) {
+		return bin, nil
+	}
+	fmt.Fprintln(os.Stderr, "building bin/k6 (several minutes on a cold cache)")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
+	if out, err := goBuild(tmp, "./cmd/k6"); err != nil {
+		return "", fmt.Errorf("building bin/k6: %v\n%s", err, out)
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+// newerSource reports whether a k6 source file changed after t.
+func newerSource(t time.Time) bool {
+	newer := false
+	for _, f := range []string{"go.mod", "go.sum"} {
+		if st, err := os.Stat(filepath.Join(repoRoot, f)); err == nil && st.ModTime().After(t) {
+			return true
+		}
+	}
+	for _, dir := range []string{"cmd/k6", "k6ext", "internal/results"} {
+		_ = filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			if info, err := d.Info(); err == nil && info.ModTime().After(t) {
+				newer = true
+			}
+			return nil
+		})
+	}
+	return newer
+}
+
+func needBinaries(t *testing.T) {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+}
+
+func needRedis(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// cli is one benchrun process of a test.
+type cli struct {
+	cmd            *exec.Cmd
+	stdout, stderr syncBuffer
+	marker         string
+}
+
+// newCLI prepares benchrun with args; its children inherit a marker to find leftovers.
+func newCLI(t *testing.T, extraEnv []string, args ...string) *cli {
+	t.Helper()
+	needBinaries(t)
+	c := &cli{marker: fmt.Sprintf("BRTEST_MARKER=%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())}
+	c.cmd = exec.Command(benchrunBin, args...)
+	c.cmd.Dir = repoRoot
+	c.cmd.Env = append(append(os.Environ(), c.marker, "TMPDIR="+t.TempDir(), "BENCHRUN_K6="+k6Bin), extraEnv...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	return c
+}
+
+// run runs the CLI to its end and returns the exit code.
+func (c *cli) run(t *testing.T) int {
+	t.Helper()
+	start := time.Now()
+	err := c.cmd.Run()
+	t.Logf("benchrun %s: %s\nstderr:\n%s", strings.Join(c.cmd.Args[1:], " "), time.Since(start).Round(time.Millisecond), c.stderr.String())
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		t.Fatal(err)
+	}
+	return 0
+}
+
+// leftovers lists live processes started by the CLI (found by the environment marker, or
+// by HeTu's listen address, since HeTu starts with a clean environment).
+func (c *cli) leftovers(t *testing.T) []string {
+	t.Helper()
+	needles := []string{c.marker}
+	for _, m := range regexp.MustCompile(`hetu (127\.0\.0\.1:\d+)`).FindAllStringSubmatch(c.stderr.String(), -1) {
+		needles = append(needles, "HETU_LISTEN="+m[1])
+	}
+	var out []string
+	var dirs []string
+	// Processes take a moment to be reaped after SIGKILL.
+	for try := 0; try < 20; try++ {
+		out = out[:0]
+		dirs, _ = filepath.Glob("/proc/[0-9]*")
+		for _, d := range dirs {
+			if filepath.Base(d) == strconv.Itoa(os.Getpid()) {
+				continue
+			}
+			env, err := os.ReadFile(filepath.Join(d, "environ"))
+			if err != nil {
+				continue
+			}
+			for _, n := range needles {
+				if bytes.Contains(env, []byte(n)) {
+					stat, _ := os.ReadFile(filepath.Join(d, "stat"))
+					if strings.Contains(string(stat), ") Z ") {
+						continue // zombie: already dead
+					}
+					cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+					out = append(out, filepath.Base(d)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+				}
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readDoc(t *testing.T, path string) *results.Document {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := results.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+const redisRun = `apiVersion: v1
+kind: Secret
+metadata:
+  name: redis-auth
+stringData:
+  password: "Sup3r-s3cret-pw"
+---
+apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-redis
+spec:
+  target:
+    redis:
+      mode: single
+      config:
+        io-threads: "2"
+      passwordSecretRef: {name: redis-auth, key: password}
+  load:
+    workers: 2
+    tasksPerWorker: 4
+    duration: %s
+    scenarios:
+    - name: ping
+      type: redis.ping
+    - name: get_1k
+      type: redis.get
+      bodySize: 1024
+      keySpace: 2000
+    - name: redis_upsert
+      type: redis.upsert
+`
+
+// TestRunRedis runs three scenarios against a real redis-server with two runners.
+func TestRunRedis(t *testing.T) {
+	needRedis(t)
+	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "3s"))
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--output", "markdown", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	stdout := c.stdout.String()
+	for _, want := range []string{"Average CPS (Calls Per Second) per Function:", "Function Execution Time Statistics:",
+		"Return Value Distribution Statistics:", "| ping ", "PONG", "bulk(1024)", "| redis_upsert "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || string(report) != stdout {
+		t.Errorf("report.md differs from stdout (%v)", err)
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if doc.Partial || len(doc.Runners) != 2 || len(doc.Scenarios) != 3 {
+		t.Fatalf("merged: partial=%v runners=%v scenarios=%d", doc.Partial, doc.Runners, len(doc.Scenarios))
+	}
+	for _, s := range doc.Scenarios {
+		if s.Calls == 0 || s.Errors != 0 {
+			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.json")); err != nil {
+		t.Error(err)
+	}
+	// The password never shows up in output, logs or reports.
+	_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("Sup3r-s3cret-pw")) {
+				t.Errorf("%s holds the password", p)
+			}
+		}
+		return nil
+	})
+	if strings.Contains(c.stderr.String()+stdout, "Sup3r-s3cret-pw") {
+		t.Error("the password was printed")
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+
+	// report and compare read the out dir and runner documents.
+	r := newCLI(t, nil, "report", "--output", "csv", filepath.Join(out, "runner-0.json"), filepath.Join(out, "runner-1.json"))
+	if code := r.run(t); code != 0 || !strings.Contains(r.stdout.String(), "get_1k,redis.get,") {
+		t.Errorf("report: exit %d\n%s", code, r.stdout.String())
+	}
+	cmp := newCLI(t, nil, "compare", out, filepath.Join(out, "runner-0.json"))
+	if code := cmp.run(t); code != 0 || !strings.Contains(cmp.stdout.String(), "| out ") || !strings.Contains(cmp.stdout.String(), "runner-0") {
+		t.Errorf("compare: exit %d\n%s", code, cmp.stdout.String())
+	}
+}
+
+// TestRunHeTu runs the four HeTu RPC scenarios against the real HeTu bench app.
+func TestRunHeTu(t *testing.T) {
+	needRedis(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a local HeTu target needs root")
+	}
+	if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
+		t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
+	}
+	file := writeFile(t, "hetu.yaml", `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-hetu
+spec:
+  target:
+    hetu:
+      workers: 2
+      backend:
+        redis:
+          mode: single
+  load:
+    workers: 2
+    tasksPerWorker: 3
+    duration: 2s
+    scenarios:
+    - name: get
+      type: hetu.get
+    - name: get2_update2
+      type: hetu.get2_update2
+    - name: get_then_update
+      type: hetu.get_then_update
+    - name: hello_world
+      type: hetu.hello_world
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if doc.Partial || len(doc.Scenarios) != 4 {
+		t.Fatalf("partial=%v scenarios=%d", doc.Partial, len(doc.Scenarios))
+	}
+	for _, s := range doc.Scenarios {
+		if s.Calls == 0 || s.Errors != 0 {
+			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
+		}
+		if s.Name == "hello_world" && s.ReturnValues["世界收到"] != s.Calls {
+			t.Errorf("hello_world return values %v", s.ReturnValues)
+		}
+		if s.Name == "get" && s.ReturnValues["0"] != s.Calls {
+			t.Errorf("get return values %v", s.ReturnValues)
+		}
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestBadInput: bad flags and bad files fail at once with a clear message and start nothing.
+func TestBadInput(t *testing.T) {
+	valid := fmt.Sprintf(redisRun, "3s")
+	cases := []struct {
+		name     string
+		file     string // run file content ("" = no file written)
+		args     []string
+		code     int
+		contains string
+	}{
+		{"no file flag", "", []string{"run"}, exitUsage, "give the run file with -f"},
+		{"missing file", "", []string{"run", "-f", "/nonexistent/run.yaml"}, exitFailed, "no such file"},
+		{"bad output", valid, []string{"run", "--output", "xml"}, exitUsage, `--output "xml": must be one of`},
+		{"unknown flag", valid, []string{"run", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{"not yaml", "a: [b\n", []string{"run"}, exitFailed, "not valid YAML or JSON"},
+		{"no run", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", []string{"run"}, exitFailed, "no BenchmarkRun in the file"},
+		{"cel rule", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"run"}, exitFailed, "scenarios of type hetu.* need a HeTu target"},
+		{"unknown field", strings.Replace(valid, "    workers: 2", "    workers: 2\n    wokers: 3", 1), []string{"run"}, exitFailed, `unknown field "spec.load.wokers"`},
+		{"missing secret", strings.Replace(valid, "name: redis-auth, key", "name: other, key", 1), []string{"run"}, exitFailed, `Secret "other" not found`},
+		{"too many runners", valid, []string{"run", "--runners", "9"}, exitFailed, "gets no virtual user"},
+		{"validate invalid", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"validate"}, exitFailed, "need a HeTu target"},
+		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{"report nothing", "", []string{"report"}, exitUsage, "give one or more result files"},
+		{"report bad doc", "{}", []string{"report"}, exitFailed, "benchrun report:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.file != "" {
+				f := writeFile(t, "run.yaml", tc.file)
+				if args[0] == "report" {
+					args = append(args, f)
+				} else if args[0] != "frobnicate" {
+					args = append(args, "-f", f)
+				}
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			if args[0] == "run" {
+				args = append(args, "--out-dir", out)
+			}
+			c := newCLI(t, nil, args...)
+			if code := c.run(t); code != tc.code {
+				t.Errorf("exit code %d, want %d", code, tc.code)
+			}
+			if !strings.Contains(c.stderr.String(), tc.contains) {
+				t.Errorf("stderr lacks %q:\n%s", tc.contains, c.stderr.String())
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("out dir created for a bad input")
+			}
+			if left := c.leftovers(t); len(left) > 0 {
+				t.Errorf("processes started: %v", left)
+			}
+		})
+	}
+	c := newCLI(t, nil, "validate", "-f", writeFile(t, "run.yaml", valid))
+	if code := c.run(t); code != 0 || !strings.Contains(c.stdout.String(), `BenchmarkRun "cli-redis" is valid`) {
+		t.Errorf("validate valid: exit %d: %s", code, c.stdout.String())
+	}
+}
+
+// TestTargetNeverReady: a redis-server that never answers fails the run after
+// timeouts.targetReady, with nothing left running.
+func TestTargetNeverReady(t *testing.T) {
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "redis-server"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "run.yaml", strings.Replace(fmt.Sprintf(redisRun, "3s"), "  load:", "  timeouts:\n    targetReady: 2s\n  load:", 1))
+	c := newCLI(t, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, "run", "-f", file, "--out-dir", filepath.Join(t.TempDir(), "out"))
+	start := time.Now()
+	if code := c.run(t); code != exitFailed {
+		t.Errorf("exit code %d, want %d", code, exitFailed)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if !strings.Contains(c.stderr.String(), "target not ready within 2s (spec.timeouts.targetReady)") {
+		t.Errorf("stderr:\n%s", c.stderr.String())
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestInterrupt: Ctrl-C mid-run stops every process and reports partial results.
+func TestInterrupt(t *testing.T) {
+	needRedis(t)
+	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "10s"))
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--out-dir", out)
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	// Interrupt a few seconds into the first scenario.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for !strings.Contains(c.stderr.String(), "local k6 runner(s)") {
+		select {
+		case err := <-done:
+			t.Fatalf("benchrun ended early: %v\n%s", err, c.stderr.String())
+		case <-ctx.Done():
+			t.Fatal("runners did not start")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	time.Sleep(5 * time.Second)
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("benchrun did not stop within 60s of SIGINT")
+	}
+	t.Logf("stderr:\n%s", c.stderr.String())
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+		t.Errorf("exit: %v, want code %d", err, exitInterrupted)
+	}
+	if !strings.Contains(c.stdout.String(), "**PARTIAL RESULTS**") || !strings.Contains(c.stdout.String(), "| ping ") {
+		t.Errorf("stdout:\n%s", c.stdout.String())
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if !doc.Partial || len(doc.PartialReasons) == 0 {
+		t.Errorf("merged.json: partial=%v reasons=%v", doc.Partial, doc.PartialReasons)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
