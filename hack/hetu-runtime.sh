@@ -123,8 +123,11 @@ if [[ $TARBALL == yes ]]; then
   if [[ ! -f "$TB" ]]; then
     log "writing $TB ..."
     t=$(date +%s.%N)
-    nice tar -C "$ROOTFS" --sort=name --numeric-owner --mtime=@0 --exclude=./proc/* \
-      --exclude=./dev/* --exclude=./sys/* -cf - . | nice gzip -n -1 >"$TB.tmp"
+    # /srv holds the per-server app copies of hack/hetu-server.sh: never ship those.
+    nice tar -C "$ROOTFS" --sort=name --numeric-owner --mtime=@0 --exclude='./proc/*' \
+      --exclude='./dev/*' --exclude='./sys/*' --exclude='./srv/*' --exclude='./tmp/*' \
+      --exclude='./var/cache/apt/*' --exclude='./var/lib/apt/lists/*' \
+      -cf - . | nice gzip -n -1 >"$TB.tmp"
     mv "$TB.tmp" "$TB"
     log "tarball done in $(elapsed "$t")s"
   fi

@@ -186,6 +186,7 @@ for _ in $(seq 1 300); do
 done
 http_ok || { tail -n 30 "$STATE/hetu.log" >&2; die "HeTu did not answer GET / within 60s"; }
 trap - ERR
+rm -f "$APPDIR/server.env"   # read once at start; do not keep the auth key at rest
 keynote="no auth key"; [[ -n "$AUTH_KEY" ]] && keynote="auth key set"
 log "up in $(printf '%.1f' "$(echo "$(date +%s.%N) - $START" | bc)")s: ws://127.0.0.1:$PORT/hetu/$INSTANCE" \
     "(layers $LAYERS, $keynote, workers $WORKERS, redis $REDIS_URL, pid $(cat "$PIDFILE"), log $STATE/hetu.log)"
