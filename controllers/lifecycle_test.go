@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -434,10 +436,7 @@ func ptrInt32(n int32) *int32 { return &n }
 // creates RedisReplication and RedisSentinel resources and follows their StatefulSets.
 func TestRedisOperatorProvider(t *testing.T) {
 	e := newEnv(t)
-	// Left installed: the other tests name provider builtin.
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join("testdata", "redis-operator")}}); err != nil {
-		t.Fatal(err)
-	}
+	installOperatorCRDs(t)
 	run := e.redisRun("ot", 1)
 	run.Spec.Target.Redis = &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Provider: v1alpha1.ProviderAuto, Replicas: ptrInt32(2), Sentinels: ptrInt32(3)}
 	e.create(run)
@@ -477,6 +476,70 @@ func TestRedisOperatorProvider(t *testing.T) {
 	}
 	if !roles["master"] || !roles["replica"] || !roles["sentinel"] {
 		t.Fatalf("endpoints %+v", run.Status.Target.Endpoints)
+	}
+}
+
+// otModule is where `go mod download github.com/OT-CONTAINER-KIT/redis-operator@v0.23.0`
+// puts the operator (the e2e setup downloads it to build the operator image).
+const otModule = "github.com/!o!t-!c!o!n!t!a!i!n!e!r-!k!i!t/redis-operator@v0.23.0"
+
+// operatorCRDs are the real redis-operator CRDs when the module is in the module cache,
+// else minimal stand-ins accepting any spec (real reports true for the real ones).
+func operatorCRDs() (paths []string, real bool) {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err == nil {
+		dir := filepath.Join(strings.TrimSpace(string(out)), otModule, "config", "crd", "bases")
+		var files []string
+		for _, kind := range []string{"redis", "redisreplications", "redissentinels"} {
+			f := filepath.Join(dir, "redis.redis.opstreelabs.in_"+kind+".yaml")
+			if _, err := os.Stat(f); err == nil {
+				files = append(files, f)
+			}
+		}
+		if len(files) == 3 {
+			return files, true
+		}
+	}
+	return []string{filepath.Join("testdata", "redis-operator")}, false
+}
+
+// installOperatorCRDs installs the redis-operator CRDs; they stay installed (the other
+// tests name provider builtin).
+func installOperatorCRDs(t *testing.T) bool {
+	t.Helper()
+	paths, real := operatorCRDs()
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: paths}); err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// TestRedisOperatorResourcesMatchCRDs checks the redis-operator resources of every mode
+// against the real v0.23.0 CRDs with strict field validation (skipped without them).
+func TestRedisOperatorResourcesMatchCRDs(t *testing.T) {
+	e := newEnv(t)
+	if !installOperatorCRDs(t) {
+		t.Skip("redis-operator v0.23.0 not in the module cache (GONOSUMDB=github.com/OT-CONTAINER-KIT/redis-operator go mod download github.com/OT-CONTAINER-KIT/redis-operator@v0.23.0)")
+	}
+	for _, mode := range []v1alpha1.RedisMode{v1alpha1.RedisSingle, v1alpha1.RedisHA, v1alpha1.RedisProxy} {
+		spec := &v1alpha1.RedisTarget{Mode: mode, Provider: v1alpha1.ProviderRedisOperator, PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}
+		if mode != v1alpha1.RedisSingle {
+			spec.Replicas = ptrInt32(2)
+		}
+		if mode == v1alpha1.RedisHA {
+			spec.Sentinels = ptrInt32(3)
+		}
+		tg, err := target.New(&v1alpha1.TargetSpec{Redis: spec}, target.Options{Namespace: e.ns, Prefix: "x" + string(mode),
+			Labels: map[string]string{target.LabelRun: "x", target.LabelGeneration: "1"}, Images: target.Images{Redis: "r:t", Proxy: "p:t"}, OperatorInstalled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, _ := tg.Objects()
+		for _, o := range objs {
+			if err := k8sClient.Create(e.ctx, o, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("mode %s: %v", mode, err)
+			}
+		}
 	}
 }
 

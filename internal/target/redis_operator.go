@@ -28,9 +28,10 @@ func (r *redis) operatorObjects() []client.Object {
 		kubernetesConfig["redisSecret"] = map[string]any{"name": ref.Name, "key": ref.Key}
 	}
 	spec := map[string]any{
-		"kubernetesConfig": kubernetesConfig,
-		"redisConfig":      map[string]any{"additionalRedisConfig": extra.Name},
-		"securityContext":  toMap(PodSecurityContext()),
+		"kubernetesConfig":   kubernetesConfig,
+		"redisConfig":        map[string]any{"additionalRedisConfig": extra.Name},
+		"podSecurityContext": toMap(PodSecurityContext()),
+		"securityContext":    toMap(ContainerSecurityContext()),
 	}
 	if len(r.spec.NodeSelector) > 0 {
 		spec["nodeSelector"] = stringMap(r.spec.NodeSelector)
@@ -46,9 +47,10 @@ func (r *redis) operatorObjects() []client.Object {
 	objs := []client.Object{extra, r.operatorResource(kind, r.name, spec)}
 	if r.sentinels > 0 {
 		sentinelSpec := map[string]any{
-			"clusterSize":      int64(r.sentinels),
-			"kubernetesConfig": map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
-			"securityContext":  toMap(PodSecurityContext()),
+			"clusterSize":        int64(r.sentinels),
+			"kubernetesConfig":   map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
+			"podSecurityContext": toMap(PodSecurityContext()),
+			"securityContext":    toMap(ContainerSecurityContext()),
 			"redisSentinelConfig": map[string]any{
 				"redisReplicationName": Name(o.Prefix, r.name),
 				"masterGroupName":      masterGroup,
