@@ -60,9 +60,9 @@ func freePortPair(t testing.TB) int {
 			t.Fatal(err)
 		}
 		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		_ = l.Close()
 		if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
-			l2.Close()
+			_ = l2.Close()
 			return p
 		}
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -23,7 +24,7 @@ func TestZipfianSkewAndRange(t *testing.T) {
 	if p := float64(counts[0]) / 200_000; p < 0.11 || p > 0.16 {
 		t.Errorf("P(0) = %.3f, want about 0.13", p)
 	}
-	if !(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[900]) {
+	if counts[0] <= counts[1] || counts[1] <= counts[10] || counts[10] <= counts[900] {
 		t.Errorf("not decreasing: %d %d %d %d", counts[0], counts[1], counts[10], counts[900])
 	}
 }
@@ -106,12 +107,12 @@ func fakeRedis(t *testing.T, replies ...string) *Conn {
 				return
 			}
 		}
-		server.Close()
+		_ = server.Close()
 	}()
 	c := &Conn{conn: client}
 	cc := countingConn{Conn: client, c: c}
 	c.r, c.w = bufio.NewReader(cc), bufio.NewWriter(cc)
-	t.Cleanup(func() { client.Close() })
+	t.Cleanup(func() { _ = client.Close() })
 	return c
 }
 
@@ -130,7 +131,7 @@ func TestRESPReplies(t *testing.T) {
 	}
 	_, err = c.Do("X")
 	var re RedisError
-	if re, _ = err.(RedisError); re.Kind() != "WRONGTYPE" || errKind(err) != "WRONGTYPE" {
+	if !errors.As(err, &re) || re.Kind() != "WRONGTYPE" || errKind(err) != "WRONGTYPE" {
 		t.Fatalf("error reply: %v", err)
 	}
 	c.WriteCommand("X")

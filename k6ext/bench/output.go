@@ -106,9 +106,9 @@ func writeDocument(path string, doc *results.Document) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	defer func() { _ = os.Remove(f.Name()) }() // no-op after the rename
 	if err := results.Encode(f, doc); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {

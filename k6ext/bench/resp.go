@@ -97,14 +97,14 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 			args = []string{"AUTH", o.Username, o.Password}
 		}
 		if _, err := c.Do(args...); err != nil {
-			nc.Close()
+			_ = nc.Close()
 			// The reply never contains the password; do not echo the arguments.
 			return nil, fmt.Errorf("redis AUTH: %w", err)
 		}
 	}
 	if o.DB != 0 {
 		if _, err := c.Do("SELECT", strconv.Itoa(o.DB)); err != nil {
-			nc.Close()
+			_ = nc.Close()
 			return nil, fmt.Errorf("redis SELECT: %w", err)
 		}
 	}

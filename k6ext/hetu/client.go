@@ -101,9 +101,10 @@ func URL(rawURL, instance string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if u.Scheme == "http" {
+	switch u.Scheme {
+	case "http":
 		u.Scheme = "ws"
-	} else if u.Scheme == "https" {
+	case "https":
 		u.Scheme = "wss"
 	}
 	if !strings.Contains(u.Path, "/hetu/") {
@@ -130,7 +131,7 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 		WriteBufferSize: 16 << 10}
 	ws, resp, err := d.DialContext(ctx, u, http.Header{})
 	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("hetu: dial %s: %w", u, err)
@@ -142,7 +143,7 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 		_ = ws.SetWriteDeadline(dl)
 	}
 	if err := c.handshake(o); err != nil {
-		ws.Close()
+		_ = ws.Close()
 		return nil, err
 	}
 	_ = ws.SetReadDeadline(time.Time{})

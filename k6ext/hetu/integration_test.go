@@ -12,13 +12,16 @@ import (
 // checkBenchmarkCalls runs the four benchmark RPCs and checks the published return values.
 func checkBenchmarkCalls(t *testing.T, c *Conn) {
 	t.Helper()
+	// seed returns how many rows it wrote: 50 on a fresh server.
+	if v, err := c.Call("seed", 1, 50); err != nil || returnStr(v) != "50" {
+		t.Fatalf("seed(1, 50): %#v, %v", v, err)
+	}
 	for _, call := range []struct {
 		name string
 		args []any
 		want string
 	}{
 		{"hello_world", nil, "世界收到"},
-		{"seed", []any{1, 50}, "50"},
 		{"just_get", []any{7}, "0"},
 		{"upsert", []any{7}, "0"},
 		{"exchange_data", []any{"AB1", 7}, "0"},
@@ -42,7 +45,7 @@ func TestRealServerFullLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	checkBenchmarkCalls(t, c)
 	// release mode: an unknown endpoint closes the connection without a reply
 	if _, err := c.Call("no_such_endpoint"); err == nil {
@@ -56,7 +59,7 @@ func TestRealServerMsgpackOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	checkBenchmarkCalls(t, c)
 }
 
@@ -69,13 +72,13 @@ func TestRealServerAuthKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBenchmarkCalls(t, c)
-	c.Close()
+	_ = c.Close()
 	for _, bad := range [][]byte{nil, []byte("wrong-key")} {
 		c, err := Dial(context.Background(), addr, Options{Instance: "bench", AuthKey: bad,
 			Layers: LayersMsgpackZlibCrypto, HandshakeTimeout: 5 * time.Second})
 		if err == nil {
 			_, err = c.Call("hello_world")
-			c.Close()
+			_ = c.Close()
 		}
 		if err == nil {
 			t.Fatalf("auth key %q accepted by a server with another key", bad)
