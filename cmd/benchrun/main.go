@@ -52,7 +52,7 @@ func main() {
 // Main runs the command line args and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		_, _ = fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
@@ -66,10 +66,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "compare":
 		return cmdCompare(rest, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		_, _ = fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "benchrun: unknown command %q\n\n%s", cmd, usage)
+	_, _ = fmt.Fprintf(stderr, "benchrun: unknown command %q\n\n%s", cmd, usage)
 	return exitUsage
 }
 
@@ -94,7 +94,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: benchrun %s %s\n\nFlags:\n", name, synopsis)
+		_, _ = fmt.Fprintf(stderr, "Usage: benchrun %s %s\n\nFlags:\n", name, synopsis)
 		fs.PrintDefaults()
 	}
 	return fs

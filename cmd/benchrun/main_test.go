@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -34,13 +35,13 @@ func TestMain(m *testing.M) {
 		repoRoot = filepath.Dir(filepath.Dir(wd))
 		tmp, err := os.MkdirTemp("", "benchrun-cli-test-")
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
+			_, _ = fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(tmp)
+		defer func() { _ = os.RemoveAll(tmp) }()
 		benchrunBin = filepath.Join(tmp, "benchrun")
 		if out, err := goBuild(benchrunBin, "./cmd/benchrun"); err != nil {
-			buildErr = fmt.Errorf("building benchrun: %v\n%s", err, out)
+			buildErr = fmt.Errorf("building benchrun: %w\n%s", err, out)
 		} else {
 			k6Bin, buildErr = ensureK6()
 		}
@@ -63,13 +64,13 @@ func ensureK6() (string, error) {
 	if st, err := os.Stat(bin); err == nil && !newerSource(st.ModTime()) {
 		return bin, nil
 	}
-	fmt.Fprintln(os.Stderr, "building bin/k6 (several minutes on a cold cache)")
+	_, _ = fmt.Fprintln(os.Stderr, "building bin/k6 (several minutes on a cold cache)")
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return "", err
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
 	if out, err := goBuild(tmp, "./cmd/k6"); err != nil {
-		return "", fmt.Errorf("building bin/k6: %v\n%s", err, out)
+		return "", fmt.Errorf("building bin/k6: %w\n%s", err, out)
 	}
 	return bin, os.Rename(tmp, bin)
 }
@@ -116,12 +117,14 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
+// Write implements io.Writer.
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
+// String returns what was written so far.
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,7 +157,8 @@ func (c *cli) run(t *testing.T) int {
 	err := c.cmd.Run()
 	t.Logf("benchrun %s: %s\nstderr:\n%s", strings.Join(c.cmd.Args[1:], " "), time.Since(start).Round(time.Millisecond), c.stderr.String())
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			return ee.ExitCode()
 		}
 		t.Fatal(err)
@@ -218,7 +222,7 @@ func readDoc(t *testing.T, path string) *results.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	doc, err := results.Decode(f)
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +399,7 @@ func TestBadInput(t *testing.T) {
 		{"no run", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", []string{"run"}, exitFailed, "no BenchmarkRun in the file"},
 		{"cel rule", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"run"}, exitFailed, "scenarios of type hetu.* need a HeTu target"},
 		{"unknown field", strings.Replace(valid, "    workers: 2", "    workers: 2\n    wokers: 3", 1), []string{"run"}, exitFailed, `unknown field "spec.load.wokers"`},
-		{"missing secret", strings.Replace(valid, "name: redis-auth, key", "name: other, key", 1), []string{"run"}, exitFailed, `Secret "other" not found`},
+		{"missing secret", strings.Replace(valid, "name: redis-auth, key", "name: other, key", 1), []string{"run"}, exitFailed, `secret "other" not found`},
 		{"too many runners", valid, []string{"run", "--runners", "9"}, exitFailed, "gets no virtual user"},
 		{"validate invalid", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"validate"}, exitFailed, "need a HeTu target"},
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
@@ -496,7 +500,8 @@ func TestInterrupt(t *testing.T) {
 		t.Fatal("benchrun did not stop within 60s of SIGINT")
 	}
 	t.Logf("stderr:\n%s", c.stderr.String())
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 		t.Errorf("exit: %v, want code %d", err, exitInterrupted)
 	}
 	if !strings.Contains(c.stdout.String(), "**PARTIAL RESULTS**") || !strings.Contains(c.stdout.String(), "| ping ") {

@@ -52,7 +52,7 @@ func (p *progress) calls() float64 {
 		if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&m) == nil {
 			total += m.Data.Attributes.Sample["count"]
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 	}
 	return total
 }
@@ -70,7 +70,7 @@ func (p *progress) run() {
 		select {
 		case <-p.done:
 			if cur >= 0 {
-				fmt.Fprintln(p.w)
+				_, _ = fmt.Fprintln(p.w)
 			}
 			return
 		case <-tick.C:
@@ -83,7 +83,7 @@ func (p *progress) run() {
 		lastCalls, lastT = c, now
 		if start.IsZero() {
 			if c == 0 {
-				fmt.Fprintf(p.w, "\r  preparing (k6 setup)...\x1b[K")
+				_, _ = fmt.Fprintf(p.w, "\r  preparing (k6 setup)...\x1b[K")
 				continue
 			}
 			start = now.Add(-time.Second / 2)
@@ -92,14 +92,14 @@ func (p *progress) run() {
 		i := p.scenarioAt(elapsed)
 		if i != cur {
 			if cur >= 0 {
-				fmt.Fprintln(p.w)
+				_, _ = fmt.Fprintln(p.w)
 			}
 			cur = i
 		}
 		s := p.spec.Scenarios[i]
 		dur := time.Duration(s.DurationMs) * time.Millisecond
 		in := min(max(elapsed-time.Duration(s.StartMs)*time.Millisecond, 0), dur)
-		fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s  %s calls/s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
+		_, _ = fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s  %s calls/s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
 			bar(in, dur, 24), in.Round(time.Second), dur.Round(time.Second), thousands(rate))
 	}
 }

@@ -54,22 +54,22 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return flagExit(err)
 	}
 	if len(pos) > 0 || *file == "" {
-		fmt.Fprintln(stderr, "benchrun validate: give the run file with -f run.yaml")
+		_, _ = fmt.Fprintln(stderr, "benchrun validate: give the run file with -f run.yaml")
 		return exitUsage
 	}
 	data, err := os.ReadFile(*file)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchrun validate: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun validate: %v\n", err)
 		return exitFailed
 	}
 	v, err := validation.New()
 	if err != nil {
-		fmt.Fprintf(stderr, "benchrun validate: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun validate: %v\n", err)
 		return exitFailed
 	}
 	f, err := v.ParseFile(ctx, bytes.NewReader(data))
 	if err != nil {
-		fmt.Fprintf(stderr, "benchrun validate: %s: %v\n", *file, err)
+		_, _ = fmt.Fprintf(stderr, "benchrun validate: %s: %v\n", *file, err)
 		return exitFailed
 	}
 	for _, r := range f.Runs {
@@ -77,7 +77,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		for i, s := range r.Spec.Load.Scenarios {
 			names[i] = s.Name
 		}
-		fmt.Fprintf(stdout, "%s: BenchmarkRun %q is valid: target %s, %d × %d VUs, scenarios %s\n", *file, r.Name,
+		_, _ = fmt.Fprintf(stdout, "%s: BenchmarkRun %q is valid: target %s, %d × %d VUs, scenarios %s\n", *file, r.Name,
 			describeTarget(&r.Spec.Target), r.Spec.Load.Workers, r.Spec.Load.TasksPerWorker, strings.Join(names, ", "))
 	}
 	return exitOK
@@ -112,7 +112,7 @@ func readDocument(path string) (*results.Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	doc, err := results.Decode(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -141,31 +141,31 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	if err := checkOutput(*output); err != nil {
-		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
 		return exitUsage
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "benchrun report: give one or more result files (runner-*.json, merged.json) or out dirs")
+		_, _ = fmt.Fprintln(stderr, "benchrun report: give one or more result files (runner-*.json, merged.json) or out dirs")
 		return exitUsage
 	}
 	docs := make([]*results.Document, 0, len(files))
 	for _, f := range files {
 		doc, err := readDocument(f)
 		if err != nil {
-			fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
 			return exitFailed
 		}
 		docs = append(docs, doc)
 	}
 	merged, err := results.Merge(docs...)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchrun report: merging: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun report: merging: %v\n", err)
 		return exitFailed
 	}
 	opts := results.DefaultOptions()
 	opts.TrimFraction = *trim / 100
 	if err := render(stdout, *output, *title, results.Summarize(merged, opts)); err != nil {
-		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
 		return exitFailed
 	}
 	return exitOK
@@ -180,14 +180,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "benchrun compare: give two or more result files or out dirs")
+		_, _ = fmt.Fprintln(stderr, "benchrun compare: give two or more result files or out dirs")
 		return exitUsage
 	}
 	var labels []string
 	if *labelFlag != "" {
 		labels = strings.Split(*labelFlag, ",")
 		if len(labels) != len(files) {
-			fmt.Fprintf(stderr, "benchrun compare: %d labels for %d files\n", len(labels), len(files))
+			_, _ = fmt.Fprintf(stderr, "benchrun compare: %d labels for %d files\n", len(labels), len(files))
 			return exitUsage
 		}
 	} else {
@@ -201,13 +201,13 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		doc, err := readDocument(f)
 		if err != nil {
-			fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
 			return exitFailed
 		}
 		sums = append(sums, results.Summarize(doc, opts))
 	}
 	if err := results.RenderComparison(stdout, labels, sums); err != nil {
-		fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
 		return exitFailed
 	}
 	return exitOK

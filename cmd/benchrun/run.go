@@ -48,22 +48,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "benchrun run: "+format+"\n", a...)
+		_, _ = fmt.Fprintf(stderr, "benchrun run: "+format+"\n", a...)
 		return exitFailed
 	}
 	switch {
 	case len(pos) > 0:
-		fmt.Fprintf(stderr, "benchrun run: unexpected argument %q (give the run file with -f)\n", pos[0])
+		_, _ = fmt.Fprintf(stderr, "benchrun run: unexpected argument %q (give the run file with -f)\n", pos[0])
 		return exitUsage
 	case *file == "":
-		fmt.Fprintln(stderr, "benchrun run: give the run file with -f run.yaml")
+		_, _ = fmt.Fprintln(stderr, "benchrun run: give the run file with -f run.yaml")
 		return exitUsage
 	case *nRunners < 0:
-		fmt.Fprintln(stderr, "benchrun run: --runners must be at least 1")
+		_, _ = fmt.Fprintln(stderr, "benchrun run: --runners must be at least 1")
 		return exitUsage
 	}
 	if err := checkOutput(*output); err != nil {
-		fmt.Fprintf(stderr, "benchrun run: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun run: %v\n", err)
 		return exitUsage
 	}
 
@@ -116,7 +116,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	var logW io.Writer = logFile
 	if *verbose {
 		logW = io.MultiWriter(logFile, stderr)
@@ -139,17 +139,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		readyTimeout = t.Duration
 	}
 	t0 := time.Now()
-	fmt.Fprintf(stderr, "benchrun: %s: starting the %s target (ready timeout %s)\n", run.Name, describeTarget(&run.Spec.Target), readyTimeout)
+	_, _ = fmt.Fprintf(stderr, "benchrun: %s: starting the %s target (ready timeout %s)\n", run.Name, describeTarget(&run.Spec.Target), readyTimeout)
 	if err := local.StartWithin(sigCtx, target, readyTimeout); err != nil {
 		if ctx.Err() == nil && sigCtx.Err() != nil {
-			fmt.Fprintln(stderr, "benchrun run: interrupted while starting the target; everything stopped")
+			_, _ = fmt.Fprintln(stderr, "benchrun run: interrupted while starting the target; everything stopped")
 			return exitInterrupted
 		}
 		return fail("%v", err)
 	}
-	defer target.Stop()
+	defer func() { _ = target.Stop() }()
 	eps := target.Endpoints()
-	fmt.Fprintf(stderr, "benchrun: target ready in %.1fs%s\n", time.Since(t0).Seconds(), describeEndpoints(eps))
+	_, _ = fmt.Fprintf(stderr, "benchrun: target ready in %.1fs%s\n", time.Since(t0).Seconds(), describeEndpoints(eps))
 
 	runners := make([]*runner, count)
 	for i := range count {
@@ -167,7 +167,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		runTimeout = t.Duration - time.Since(t0)
 	}
 	totalVUs := int(run.Spec.Load.Workers) * int(run.Spec.Load.TasksPerWorker)
-	fmt.Fprintf(stderr, "benchrun: %d scenario(s) × ~%s, %d VUs over %d local k6 runner(s); results in %s\n",
+	_, _ = fmt.Fprintf(stderr, "benchrun: %d scenario(s) × ~%s, %d VUs over %d local k6 runner(s); results in %s\n",
 		len(spec.Scenarios), approxScenario(spec), totalVUs, count, *outDir)
 	for _, r := range runners {
 		if err := r.start(k6, secretEnv, logW); err != nil {
@@ -188,9 +188,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case interrupted:
-		fmt.Fprintln(stderr, "benchrun: interrupted: stopping the runners (they write partial results)")
+		_, _ = fmt.Fprintln(stderr, "benchrun: interrupted: stopping the runners (they write partial results)")
 	case timedOut:
-		fmt.Fprintf(stderr, "benchrun: run timeout (spec.timeouts.run) reached: stopping the runners\n")
+		_, _ = fmt.Fprintf(stderr, "benchrun: run timeout (spec.timeouts.run) reached: stopping the runners\n")
 	}
 	if interrupted || timedOut {
 		for _, r := range runners {
@@ -200,7 +200,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	stopRunners(runners)
 	if err := target.Stop(); err != nil {
-		fmt.Fprintf(stderr, "benchrun: cleaning up the target: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "benchrun: cleaning up the target: %v\n", err)
 	}
 
 	doc, failed, err := collect(runners, interrupted, timedOut)
@@ -215,7 +215,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := render(stdout, *output, "benchrun: "+run.Name, sum); err != nil {
 		return fail("%v", err)
 	}
-	fmt.Fprintf(stderr, "benchrun: done in %.0fs; wrote report.md, results.json and merged.json in %s\n", time.Since(t0).Seconds(), *outDir)
+	_, _ = fmt.Fprintf(stderr, "benchrun: done in %.0fs; wrote report.md, results.json and merged.json in %s\n", time.Since(t0).Seconds(), *outDir)
 	switch {
 	case interrupted:
 		return exitInterrupted
@@ -260,7 +260,7 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer lf.Close()
+	defer func() { _ = lf.Close() }()
 	cmd.Stdout, cmd.Stderr = lf, lf
 	_ = os.Remove(r.result)
 	r.proc, err = local.StartProcess(fmt.Sprintf("k6 runner %d (%d VUs)", r.index, r.inv.VUs), cmd, log)

@@ -17,6 +17,7 @@ type externalTarget struct {
 
 func newExternal(spec *v1alpha1.ExternalTarget) *externalTarget { return &externalTarget{spec: spec} }
 
+// Start implements Target: it waits until every address accepts TCP connections.
 func (t *externalTarget) Start(ctx context.Context) error {
 	addrs := append(append([]string{}, t.spec.Addresses...), t.spec.ReadAddresses...)
 	for _, a := range addrs {
@@ -38,4 +39,5 @@ func (t *externalTarget) Start(ctx context.Context) error {
 // Endpoints is empty: the plan takes external addresses from the spec itself.
 func (t *externalTarget) Endpoints() []v1alpha1.Endpoint { return nil }
 
+// Stop implements Target (nothing to stop).
 func (t *externalTarget) Stop() error { return nil }

@@ -138,6 +138,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// Start implements Target: it starts the processes and waits until they are ready.
 func (t *hetuTarget) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -215,7 +216,7 @@ exec chroot "$ROOTFS" /usr/bin/env -i PATH=/opt/hetu/bin:/usr/bin:/bin HOME=/roo
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if t.proc, err = StartProcess("hetu on "+addr(t.port), cmd, t.opts.Log); err != nil {
 		return err
@@ -227,7 +228,7 @@ exec chroot "$ROOTFS" /usr/bin/env -i PATH=/opt/hetu/bin:/usr/bin:/bin HOME=/roo
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode >= 300 {
 			return fmt.Errorf("GET / answered %s", resp.Status)
 		}
@@ -259,6 +260,7 @@ func (t *hetuTarget) instance() string {
 	return "bench"
 }
 
+// Endpoints implements Target.
 func (t *hetuTarget) Endpoints() []v1alpha1.Endpoint {
 	t.mu.Lock()
 	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: addr(t.port)}}
@@ -269,6 +271,7 @@ func (t *hetuTarget) Endpoints() []v1alpha1.Endpoint {
 	return eps
 }
 
+// Stop implements Target: it stops every process and removes the temporary data.
 func (t *hetuTarget) Stop() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -276,7 +279,7 @@ func (t *hetuTarget) Stop() error {
 	if t.proc != nil {
 		// Killing the namespace's first process takes every HeTu worker down with it.
 		t.proc.Stop(3 * time.Second)
-		fmt.Fprintf(t.opts.Log, "stopped %s\n", t.proc.Name)
+		_, _ = fmt.Fprintf(t.opts.Log, "stopped %s\n", t.proc.Name)
 		t.proc = nil
 	}
 	var firstErr error

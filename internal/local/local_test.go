@@ -114,7 +114,7 @@ func TestRedisHA(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("HA ready in %s", time.Since(start).Round(time.Millisecond))
-	defer tgt.Stop()
+	defer func() { _ = tgt.Stop() }()
 	roles := map[string][]string{}
 	for _, e := range tgt.Endpoints() {
 		roles[e.Role] = append(roles[e.Role], e.Address)
@@ -193,7 +193,7 @@ func TestNotSupported(t *testing.T) {
 		}
 	}
 	_, err = New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "nope", Key: "pw"}}}, Options{})
-	if err == nil || !strings.Contains(err.Error(), `Secret "nope" not found`) {
+	if err == nil || !strings.Contains(err.Error(), `secret "nope" not found`) {
 		t.Errorf("missing secret: %v", err)
 	}
 }

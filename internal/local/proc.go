@@ -35,7 +35,7 @@ func StartProcess(name string, cmd *exec.Cmd, log io.Writer) (*Process, error) {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	fmt.Fprintf(log, "started %s (pid %d)\n", name, cmd.Process.Pid)
+	_, _ = fmt.Fprintf(log, "started %s (pid %d)\n", name, cmd.Process.Pid)
 	return p, nil
 }
 
@@ -94,7 +94,7 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

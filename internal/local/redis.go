@@ -76,6 +76,7 @@ func (t *redisTarget) engine() string {
 	return "redis"
 }
 
+// Start implements Target: it starts the processes and waits until they are ready.
 func (t *redisTarget) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -188,18 +189,18 @@ func (t *redisTarget) startServer(name, replicaOf string) (string, *Process, err
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s %s\n", k, t.spec.Config[k])
+		_, _ = fmt.Fprintf(&b, "%s %s\n", k, t.spec.Config[k])
 	}
 	// The local runner's settings come last, so they win over the user's.
-	fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndir %s\nlogfile %s\nsave \"\"\nappendonly no\ndaemonize no\n",
+	_, _ = fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndir %s\nlogfile %s\nsave \"\"\nappendonly no\ndaemonize no\n",
 		port, t.dir, filepath.Join(t.dir, name+".log"))
-	fmt.Fprintf(&b, "dbfilename %s.rdb\n", name)
+	_, _ = fmt.Fprintf(&b, "dbfilename %s.rdb\n", name)
 	if replicaOf != "" {
 		host, p, _ := strings.Cut(replicaOf, ":")
-		fmt.Fprintf(&b, "replicaof %s %s\n", host, p)
+		_, _ = fmt.Fprintf(&b, "replicaof %s %s\n", host, p)
 	}
 	if t.password != "" {
-		fmt.Fprintf(&b, "requirepass %s\nmasterauth %s\n", quoteConf(t.password), quoteConf(t.password))
+		_, _ = fmt.Fprintf(&b, "requirepass %s\nmasterauth %s\n", quoteConf(t.password), quoteConf(t.password))
 	}
 	conf := filepath.Join(t.dir, name+".conf")
 	if err := writeSecretFile(conf, b.String()); err != nil {
@@ -218,11 +219,11 @@ func (t *redisTarget) startSentinel(i int, master string, quorum int) (string, *
 	host, mport, _ := strings.Cut(master, ":")
 	name := "sentinel-" + strconv.Itoa(i)
 	var b strings.Builder
-	fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndir %s\nlogfile %s\ndaemonize no\n", port, t.dir, filepath.Join(t.dir, name+".log"))
-	fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\nsentinel down-after-milliseconds %s 5000\n",
+	_, _ = fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndir %s\nlogfile %s\ndaemonize no\n", port, t.dir, filepath.Join(t.dir, name+".log"))
+	_, _ = fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\nsentinel down-after-milliseconds %s 5000\n",
 		sentinelMaster, host, mport, quorum, sentinelMaster)
 	if t.password != "" {
-		fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", sentinelMaster, quoteConf(t.password))
+		_, _ = fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", sentinelMaster, quoteConf(t.password))
 	}
 	conf := filepath.Join(t.dir, name+".conf")
 	if err := writeSecretFile(conf, b.String()); err != nil {
@@ -242,6 +243,7 @@ func (t *redisTarget) start(name string, cmd *exec.Cmd) (*Process, error) {
 	return p, nil
 }
 
+// Endpoints implements Target.
 func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -258,13 +260,14 @@ func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
 	return eps
 }
 
+// Stop implements Target: it stops every process and removes the temporary data.
 func (t *redisTarget) Stop() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
 	for i := len(t.procs) - 1; i >= 0; i-- { // sentinels, replicas, then the master
 		t.procs[i].Stop(stopGrace)
-		fmt.Fprintf(t.opts.Log, "stopped %s\n", t.procs[i].Name)
+		_, _ = fmt.Fprintf(t.opts.Log, "stopped %s\n", t.procs[i].Name)
 	}
 	t.procs = nil
 	if t.dir != "" {

@@ -22,7 +22,7 @@ func redisDo(ctx context.Context, address, password string, args ...string) (str
 	if err != nil {
 		return "", err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 	r := bufio.NewReader(c)
 	if password != "" {
@@ -35,9 +35,9 @@ func redisDo(ctx context.Context, address, password string, args ...string) (str
 
 func roundTrip(c net.Conn, r *bufio.Reader, args ...string) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	_, _ = fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		_, _ = fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		return "", err
@@ -96,11 +96,11 @@ func waitFor(ctx context.Context, what string, p *Process, check func(context.Co
 			return nil
 		}
 		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited during start (%v): %v", what, p.Err(), last)
+			return fmt.Errorf("%s exited during start (%w): %w", what, p.Err(), last)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %v", what, last)
+			return fmt.Errorf("%s not ready: %w", what, last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -26,11 +26,11 @@ func SecretsFrom(objs []*unstructured.Unstructured) (Secrets, error) {
 		for k, v := range data {
 			s, ok := v.(string)
 			if !ok {
-				return nil, fmt.Errorf("Secret %q: data.%s is not a string", name, k)
+				return nil, fmt.Errorf("secret %q: data.%s is not a string", name, k)
 			}
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return nil, fmt.Errorf("Secret %q: data.%s is not valid base64 (use stringData for plain text)", name, k)
+				return nil, fmt.Errorf("secret %q: data.%s is not valid base64 (use stringData for plain text)", name, k)
 			}
 			vals[k] = string(b)
 		}
@@ -38,7 +38,7 @@ func SecretsFrom(objs []*unstructured.Unstructured) (Secrets, error) {
 		for k, v := range sdata {
 			s, ok := v.(string)
 			if !ok {
-				return nil, fmt.Errorf("Secret %q: stringData.%s is not a string", name, k)
+				return nil, fmt.Errorf("secret %q: stringData.%s is not a string", name, k)
 			}
 			vals[k] = s
 		}
@@ -51,11 +51,11 @@ func SecretsFrom(objs []*unstructured.Unstructured) (Secrets, error) {
 func (s Secrets) Get(ref v1alpha1.SecretKeyRef) (string, error) {
 	vals, ok := s[ref.Name]
 	if !ok {
-		return "", fmt.Errorf("Secret %q not found: add it to the run file (apiVersion: v1, kind: Secret, stringData: {%s: ...})", ref.Name, ref.Key)
+		return "", fmt.Errorf("secret %q not found: add it to the run file (apiVersion: v1, kind: Secret, stringData: {%s: ...})", ref.Name, ref.Key)
 	}
 	v, ok := vals[ref.Key]
 	if !ok {
-		return "", fmt.Errorf("Secret %q has no key %q", ref.Name, ref.Key)
+		return "", fmt.Errorf("secret %q has no key %q", ref.Name, ref.Key)
 	}
 	return v, nil
 }
