@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -322,6 +323,76 @@ func TestRunRedis(t *testing.T) {
 	}
 }
 
+// TestRunRedisHA runs reads (on the replicas) and a YCSB mix against master + replicas +
+// sentinels with a password.
+func TestRunRedisHA(t *testing.T) {
+	needRedis(t)
+	file := writeFile(t, "ha.yaml", `apiVersion: v1
+kind: Secret
+metadata:
+  name: redis-auth
+data:
+  password: `+base64.StdEncoding.EncodeToString([]byte("ha-pw"))+`
+---
+apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-ha
+spec:
+  target:
+    redis:
+      mode: ha
+      replicas: 2
+      sentinels: 3
+      passwordSecretRef: {name: redis-auth, key: password}
+  load:
+    workers: 2
+    tasksPerWorker: 2
+    duration: 2s
+    trim:
+      dropPercent: 5
+    scenarios:
+    - name: get
+      type: redis.get
+      keySpace: 1000
+    - name: ycsb_a
+      type: ycsb
+      keySpace: 1000
+      ycsb: {readProportion: 0.5, updateProportion: 0.4, insertProportion: 0.1, requestDistribution: uniform}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--output", "json", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	for _, role := range []string{"master ", "replica ", "sentinel "} {
+		if !strings.Contains(c.stderr.String(), role+"127.0.0.1:") {
+			t.Errorf("no %sendpoint in the log", role)
+		}
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if doc.Partial || len(doc.Scenarios) != 2 {
+		t.Fatalf("partial=%v scenarios=%d", doc.Partial, len(doc.Scenarios))
+	}
+	for _, s := range doc.Scenarios {
+		if s.Calls == 0 || s.Errors != 0 {
+			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
+		}
+	}
+	if get := doc.Scenarios[0]; get.ReturnValues["bulk(3)"] != get.Calls {
+		t.Errorf("get: the prefilled keys are not read everywhere: %v", get.ReturnValues)
+	}
+	if y := doc.Scenarios[1]; y.ReturnValues["read"] == 0 || y.ReturnValues["update"] == 0 || y.ReturnValues["insert"] == 0 {
+		t.Errorf("ycsb operations: %v", y.ReturnValues)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(c.stdout.String()), "{") {
+		t.Errorf("--output json printed:\n%s", c.stdout.String())
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
 // TestRunHeTu runs the four HeTu RPC scenarios against the real HeTu bench app.
 func TestRunHeTu(t *testing.T) {
 	needRedis(t)
@@ -401,6 +472,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown field", strings.Replace(valid, "    workers: 2", "    workers: 2\n    wokers: 3", 1), []string{"run"}, exitFailed, `unknown field "spec.load.wokers"`},
 		{"missing secret", strings.Replace(valid, "name: redis-auth, key", "name: other, key", 1), []string{"run"}, exitFailed, `secret "other" not found`},
 		{"too many runners", valid, []string{"run", "--runners", "9"}, exitFailed, "gets no virtual user"},
+		{"proxy mode", strings.Replace(valid, "mode: single", "mode: proxy", 1), []string{"run"}, exitFailed, "redis mode proxy: not supported locally yet"},
 		{"validate invalid", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"validate"}, exitFailed, "need a HeTu target"},
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"report nothing", "", []string{"report"}, exitUsage, "give one or more result files"},

@@ -106,6 +106,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		secretEnv = append(secretEnv, se.Name+"="+v)
 	}
+	logW := &lateWriter{}
+	target, err := local.New(&run.Spec.Target, local.Options{
+		Secrets: secrets, Log: logW, HeTuApp: filepath.Join(root, "examples", "hetu-bench"),
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
 	if *outDir == "" {
 		*outDir = filepath.Join("benchrun-results", run.Name+"-"+time.Now().Format("20060102-150405"))
 	}
@@ -117,15 +124,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer func() { _ = logFile.Close() }()
-	var logW io.Writer = logFile
+	logW.w = logFile
 	if *verbose {
-		logW = io.MultiWriter(logFile, stderr)
-	}
-	target, err := local.New(&run.Spec.Target, local.Options{
-		Secrets: secrets, Log: logW, HeTuApp: filepath.Join(root, "examples", "hetu-bench"),
-	})
-	if err != nil {
-		return fail("%v", err)
+		logW.w = io.MultiWriter(logFile, stderr)
 	}
 
 	// From here on processes run: Ctrl-C (SIGINT) and SIGTERM stop them cleanly. A second
@@ -265,6 +266,18 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 	_ = os.Remove(r.result)
 	r.proc, err = local.StartProcess(fmt.Sprintf("k6 runner %d (%d VUs)", r.index, r.inv.VUs), cmd, log)
 	return err
+}
+
+// lateWriter discards writes until its writer is set (the log file is created once the
+// run file passed every check).
+type lateWriter struct{ w io.Writer }
+
+// Write implements io.Writer.
+func (l *lateWriter) Write(p []byte) (int, error) {
+	if l.w == nil {
+		return len(p), nil
+	}
+	return l.w.Write(p)
 }
 
 // waitRunners waits until every runner exited, ctx ends (interrupted) or timeout passes.
