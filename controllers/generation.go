@@ -76,10 +76,11 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 // targetOptions are the target builder's options for the run's current generation.
 func (r *BenchmarkRunReconciler) targetOptions(run *v1alpha1.BenchmarkRun, operator bool) target.Options {
 	return target.Options{
-		Namespace:         run.Namespace,
-		Prefix:            prefix(run, run.Generation),
-		Labels:            runLabels(run, run.Generation),
-		Images:            target.Images{Redis: r.Images.Redis, Valkey: r.Images.Valkey, HeTu: r.Images.HeTu, Proxy: r.Images.Proxy},
+		Namespace: run.Namespace,
+		Prefix:    prefix(run, run.Generation),
+		Labels:    runLabels(run, run.Generation),
+		Images: target.Images{Redis: r.Images.Redis, Valkey: r.Images.Valkey, HeTu: r.Images.HeTu, Proxy: r.Images.Proxy,
+			Agent: r.Images.Runner},
 		OperatorInstalled: operator,
 	}
 }

@@ -530,7 +530,7 @@ func TestRedisOperatorResourcesMatchCRDs(t *testing.T) {
 			spec.Sentinels = ptrInt32(3)
 		}
 		tg, err := target.New(&v1alpha1.TargetSpec{Redis: spec}, target.Options{Namespace: e.ns, Prefix: "x" + string(mode),
-			Labels: map[string]string{target.LabelRun: "x", target.LabelGeneration: "1"}, Images: target.Images{Redis: "r:t", Proxy: "p:t"}, OperatorInstalled: true})
+			Labels: map[string]string{target.LabelRun: "x", target.LabelGeneration: "1"}, Images: target.Images{Redis: "r:t", Proxy: "p:t", Agent: "a:t"}, OperatorInstalled: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,7 @@
 // Command benchrun-runner is the agent in each k6 runner pod: it waits at the run's start
 // barrier, runs k6 and stores the result document in its state ConfigMap (internal/runner).
+// `benchrun-runner redis-role` is the sidecar that keeps a builtin Redis pod's role label
+// current (internal/redisrole).
 package main
 
 import (
@@ -15,10 +17,15 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/benchrun/benchrun/internal/redisrole"
 	"github.com/benchrun/benchrun/internal/runner"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "redis-role" {
+		redisRole()
+		return
+	}
 	var a runner.Agent
 	var statePrefix string
 	flag.StringVar(&a.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the BenchmarkRun's namespace")
@@ -34,6 +41,18 @@ func main() {
 	}
 	a.StateName = statePrefix + index
 
+	c := newClient()
+	a.Client = c
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := a.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun-runner:", err)
+		os.Exit(1)
+	}
+}
+
+// newClient is a Kubernetes client for ConfigMaps and Pods with the pod's ServiceAccount.
+func newClient() client.Client {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		panic(err)
@@ -43,11 +62,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchrun-runner:", err)
 		os.Exit(1)
 	}
-	a.Client = c
+	return c
+}
+
+// redisRole runs the role-label sidecar until SIGTERM.
+func redisRole() {
+	f := redisrole.Follower{Namespace: os.Getenv("POD_NAMESPACE"), Pod: os.Getenv("POD_NAME"),
+		Password: os.Getenv("REDIS_PASSWORD"), Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }}
+	if f.Namespace == "" || f.Pod == "" {
+		fmt.Fprintln(os.Stderr, "benchrun-runner redis-role: POD_NAMESPACE and POD_NAME are required")
+		os.Exit(2)
+	}
+	f.Client = newClient()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := a.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "benchrun-runner:", err)
-		os.Exit(1)
-	}
+	_ = f.Run(ctx)
 }

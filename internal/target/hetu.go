@@ -212,7 +212,7 @@ func (h *hetu) Objects() ([]client.Object, error) {
 	if replicas < 1 {
 		replicas = 1
 	}
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&h.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
 		Name: "hetu", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,

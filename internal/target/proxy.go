@@ -110,7 +110,7 @@ func (r *redis) proxyObjects() []client.Object {
 	cm := &corev1.ConfigMap{ObjectMeta: o.meta(proxySuffix+"-config", "proxy-config"), Data: map[string]string{
 		"application.yml": r.proxyApplication(), "resource-table.json": r.proxyRoutes()}}
 	labels := o.withLabels("proxy")
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&spec.Placement, &pod)
 	var env []corev1.EnvVar
 	if ref := r.spec.PasswordSecretRef; ref != nil {

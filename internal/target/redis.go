@@ -8,12 +8,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/redisrole"
 )
 
 // Redis ports and the sentinel master group name.
@@ -182,17 +185,18 @@ func (r *redis) builtinObjects() []client.Object {
 		Data: map[string]string{"redis.conf": r.serverConfig()}}
 	hl := &corev1.Service{ObjectMeta: o.meta(headless, "redis-headless"), Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
-		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], "bench.benchrun.io/redis": r.name},
+		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], redisLabel: r.name},
 		Ports:    []corev1.ServicePort{{Name: "redis", Port: redisPort}},
 	}}
 	masterHost := fmt.Sprintf("%s-0.%s.%s.svc", Name(o.Prefix, r.masterSvc()), Name(o.Prefix, headless), o.Namespace)
 	objs := []client.Object{cm, hl,
 		r.server(r.masterSvc(), "redis-master", 1, ""),
-		r.service(r.masterSvc(), "redis-master", redisPort),
+		r.roleService(r.masterSvc(), "redis-master", "master"),
 	}
 	if r.replicas > 0 {
 		objs = append(objs, r.server(r.replicaSvc(), "redis-replica", r.replicas, masterHost),
-			r.service(r.replicaSvc(), "redis-replica", redisPort))
+			r.roleService(r.replicaSvc(), "redis-replica", "replica"))
+		objs = append(objs, r.roleAccess()...)
 	}
 	if r.sentinels > 0 {
 		objs = append(objs, r.sentinel(masterHost), r.service(r.sentinelSvc(), "sentinel", sentinelPort))
@@ -207,6 +211,60 @@ func (r *redis) service(suffix, component string, port int32) *corev1.Service {
 		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], LabelComponent: component},
 		Ports:    []corev1.ServicePort{{Name: "redis", Port: port, TargetPort: intstr.FromInt32(port)}},
 	}}
+}
+
+// roleService selects the Redis servers by their current role (kept by the redis-role
+// sidecar), so the write and read Services follow a failover; a single server is selected
+// by component.
+func (r *redis) roleService(suffix, component, role string) *corev1.Service {
+	svc := r.service(suffix, component, redisPort)
+	if r.replicas > 0 {
+		delete(svc.Spec.Selector, LabelComponent)
+		svc.Spec.Selector[redisLabel] = r.name
+		svc.Spec.Selector[redisrole.Label] = role
+	}
+	return svc
+}
+
+// redisLabel marks the Redis server pods (master and replicas) of a target.
+const redisLabel = "bench.benchrun.io/redis"
+
+// roleAccess lets the redis-role sidecars label their own pods, nothing else.
+func (r *redis) roleAccess() []client.Object {
+	o := r.o
+	name := Name(o.Prefix, r.name+"-role")
+	pods := []string{Name(o.Prefix, r.masterSvc()) + "-0"}
+	for i := range r.replicas {
+		pods = append(pods, fmt.Sprintf("%s-%d", Name(o.Prefix, r.replicaSvc()), i))
+	}
+	meta := o.meta(r.name+"-role", "redis-role")
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: meta, AutomountServiceAccountToken: ptr.To(true)},
+		&rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: pods, Verbs: []string{"get", "patch"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: meta,
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: o.Namespace}}},
+	}
+}
+
+// roleSidecar runs `benchrun-runner redis-role` beside a Redis server.
+func (r *redis) roleSidecar() corev1.Container {
+	env := []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+	}
+	if ref := r.spec.PasswordSecretRef; ref != nil {
+		env = append(env, secretEnv(PasswordEnv, ref))
+	}
+	return corev1.Container{
+		Name: "redis-role", Image: r.o.Images.Agent, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"benchrun-runner", "redis-role"},
+		Env:             env,
+		SecurityContext: ContainerSecurityContext(),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+	}
 }
 
 // serverScript starts redis-server from the shared config plus the password (from the
@@ -239,12 +297,18 @@ func (r *redis) podEnv() []corev1.EnvVar {
 func (r *redis) server(suffix, component string, replicas int32, replicaOf string) *appsv1.StatefulSet {
 	o := r.o
 	labels := o.withLabels(component)
-	labels["bench.benchrun.io/redis"] = r.name
+	labels[redisLabel] = r.name
+	if r.replicas > 0 {
+		labels[redisrole.Label] = "master" // the sidecar corrects it after a failover
+		if replicaOf != "" {
+			labels[redisrole.Label] = "replica"
+		}
+	}
 	announce := ""
 	if r.mode != v1alpha1.RedisSingle {
 		announce = fmt.Sprintf("%s.%s.svc", Name(o.Prefix, r.name+"-hl"), o.Namespace)
 	}
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&r.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
 		Name: "redis", Image: r.image, ImagePullPolicy: corev1.PullIfNotPresent,
@@ -256,6 +320,11 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 		ReadinessProbe:  execProbe("redis-cli -p 6379 ping | grep -q PONG"),
 		VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: "/etc/benchrun"}, {Name: "data", MountPath: "/tmp"}},
 	}}
+	if r.replicas > 0 {
+		pod.ServiceAccountName = Name(o.Prefix, r.name+"-role")
+		pod.AutomountServiceAccountToken = ptr.To(true)
+		pod.Containers = append(pod.Containers, r.roleSidecar())
+	}
 	pod.Volumes = []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: Name(o.Prefix, r.name+"-config")}}}},
 		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -281,7 +350,7 @@ EOF
 if [ -n "$REDIS_PASSWORD" ]; then printf 'sentinel auth-pass %s "%%s"\n' "$REDIS_PASSWORD" >> /tmp/sentinel.conf; fi
 exec redis-sentinel /tmp/sentinel.conf
 `, sentinelPort, masterGroup, masterHost, redisPort, r.sentinels/2+1, masterGroup, masterGroup, masterGroup)
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	placementPod(&r.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
 		Name: "sentinel", Image: r.image, ImagePullPolicy: corev1.PullIfNotPresent,

@@ -44,6 +44,9 @@ type Images struct {
 	HeTu string
 	// Proxy is the camellia-redis-proxy image.
 	Proxy string
+	// Agent is the image with benchrun-runner, whose `redis-role` sidecar keeps builtin
+	// Redis pods' role labels current (the runner image).
+	Agent string
 }
 
 // Options are what every target kind needs to build its objects.

@@ -8,11 +8,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/redisrole"
 )
 
 // opts are test options in namespace ns with prefix run-g1.
@@ -45,8 +47,10 @@ func typeName(o client.Object) string {
 		return "*v1.Service"
 	case *corev1.ConfigMap:
 		return "*v1.ConfigMap"
+	case *rbacv1.Role:
+		return "*v1.Other"
 	}
-	return "*v1.Other"
+	return "*v1.Unused"
 }
 
 func TestBuiltinHA(t *testing.T) {
@@ -81,6 +85,24 @@ func TestBuiltinHA(t *testing.T) {
 		if _, ok := m["Service/"+name]; !ok {
 			t.Errorf("no Service %s", name)
 		}
+	}
+	// Role-following Services: selected by the role label the sidecar keeps current.
+	if sel := m["Service/run-g1-redis-master"].(*corev1.Service).Spec.Selector; sel[redisrole.Label] != "master" || sel[LabelComponent] != "" {
+		t.Errorf("master selector %v", sel)
+	}
+	if sel := m["Service/run-g1-redis-replica"].(*corev1.Service).Spec.Selector; sel[redisrole.Label] != "replica" {
+		t.Errorf("replica selector %v", sel)
+	}
+	if replica.Spec.Template.Labels[redisrole.Label] != "replica" || master.Spec.Template.Labels[redisrole.Label] != "master" {
+		t.Error("initial role labels")
+	}
+	if len(replica.Spec.Template.Spec.Containers) != 2 || replica.Spec.Template.Spec.Containers[1].Name != "redis-role" ||
+		replica.Spec.Template.Spec.ServiceAccountName != "run-g1-redis-role" {
+		t.Error("no redis-role sidecar")
+	}
+	role := m["Other/run-g1-redis-role"]
+	if role == nil {
+		t.Fatal("no role-label Role")
 	}
 	pod := master.Spec.Template.Spec
 	if !*pod.SecurityContext.RunAsNonRoot || *pod.Containers[0].SecurityContext.AllowPrivilegeEscalation {
