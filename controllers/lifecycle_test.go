@@ -313,12 +313,20 @@ func TestRunnerEvictedViaJob(t *testing.T) {
 		t.Fatalf("status %+v", run.Status)
 	}
 
-	// Before the barrier: an evicted runner pod fails the run and the Job is deleted.
-	run2 := e.create(e.redisRun("early", 2))
+	// Before the barrier: a runner that cannot be scheduled is reported while waiting; an
+	// evicted runner pod fails the run and the Job is deleted.
+	run2 := e.create(e.redisRun("early", 3))
 	e.until(run2.Name, v1alpha1.PhaseProvisioning)
 	e.markTargetReady()
 	run2 = e.until(run2.Name, v1alpha1.PhaseStarting)
 	e.setRunnerState(run2, 0, map[string]string{runner.KeyState: runner.StateReady}, nil)
+	e.runnerPod(run2, 2, corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+		Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules."}}})
+	e.reconcile(run2.Name)
+	if c := meta.FindStatusCondition(e.get(run2.Name).Status.Conditions, v1alpha1.ConditionRunnersReady); c == nil ||
+		!strings.Contains(c.Message, "1/3 runners ready; runner-2: Unschedulable: 0/1 nodes") {
+		t.Fatalf("RunnersReady %+v", c)
+	}
 	e.runnerPod(run2, 1, corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "node out of memory"})
 	run2 = e.until(run2.Name, v1alpha1.PhaseFailed)
 	if c := meta.FindStatusCondition(run2.Status.Conditions, v1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "evicted") {

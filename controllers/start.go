@@ -97,7 +97,11 @@ func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) erro
 	}
 	n := int(s.run.Status.Runners.Desired)
 	if obs.ready < n {
-		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, fmt.Sprintf("%d/%d runners ready", obs.ready, n))
+		msg := fmt.Sprintf("%d/%d runners ready", obs.ready, n)
+		if w := obs.waitingText(); w != "" {
+			msg += "; " + w
+		}
+		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, msg)
 		return nil
 	}
 	startAt, err := r.releaseBarrier(ctx, s)

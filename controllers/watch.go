@@ -23,6 +23,7 @@ type observation struct {
 	states  []runner.State
 	configs []*corev1.ConfigMap // by index, nil when missing
 	failed  map[int]string      // index → reason, for runners that will not finish
+	waiting map[int]string      // index → why its pod is not running yet (unschedulable, image pull...)
 	ready   int                 // at the barrier or past it
 	started int                 // load started
 	done    int                 // finished with a stored result
@@ -50,7 +51,7 @@ func (r *BenchmarkRunReconciler) observeRunners(ctx context.Context, s *step) (*
 	run := s.run
 	p := prefix(run, run.Generation)
 	n := int(run.Status.Runners.Desired)
-	obs := &observation{states: make([]runner.State, n), configs: make([]*corev1.ConfigMap, n), failed: map[int]string{}}
+	obs := &observation{states: make([]runner.State, n), configs: make([]*corev1.ConfigMap, n), failed: map[int]string{}, waiting: map[int]string{}}
 	var first, last time.Time
 	for i := 0; i < n; i++ {
 		var cm corev1.ConfigMap
@@ -113,6 +114,8 @@ func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step,
 		}
 		if reason := podFailure(pod); reason != "" {
 			obs.failed[idx] = reason
+		} else if why := podWaiting(pod); why != "" {
+			obs.waiting[idx] = why
 		}
 	}
 	var job batchv1.Job
@@ -152,6 +155,35 @@ func podFailure(pod *corev1.Pod) string {
 		}
 	}
 	return fmt.Sprintf("pod %s failed", pod.Name)
+}
+
+// podWaiting says why a pod does not run yet (unschedulable, image pull errors...), or "".
+func podWaiting(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+			return w.Reason + ": " + w.Message
+		}
+	}
+	return ""
+}
+
+// waitingText lists why runners are not running yet, sorted, at most 3.
+func (o *observation) waitingText() string {
+	idx := make([]int, 0, len(o.waiting))
+	for i := range o.waiting {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var parts []string
+	for _, i := range idx[:min(len(idx), 3)] {
+		parts = append(parts, fmt.Sprintf("runner-%d: %s", i, o.waiting[i]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // parseIndexes parses a Job's failedIndexes ("1,3-5").
