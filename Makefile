@@ -65,8 +65,8 @@ verify-generated: manifests ## Fail if generated files are not committed.
 ##@ Test
 
 .PHONY: test
-test: envtest-assets ## Unit tests and the envtest suite on a real kube-apiserver (the CI command).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
+test: envtest-assets $(BIN)/k6 ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu (the CI command).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).
@@ -78,9 +78,8 @@ envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go mo
 build: ## Build the manager binary.
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/manager ./cmd/manager
 
-.PHONY: demo
-demo: ## Run a benchmark locally without a cluster (local runner; see README).
-	@echo "make demo: not yet — the local runner (benchrun run) lands with the local-runner issue."
+include hack/make/local.mk
+include hack/make/k6.mk
 
 ##@ Tools
 
