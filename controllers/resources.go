@@ -23,11 +23,16 @@ var podMetricsGVK = schema.GroupVersionKind{Group: "metrics.k8s.io", Version: "v
 
 // podUsage accumulates one pod's samples.
 type podUsage struct {
-	N      int     `json:"n"`
+	// N is the number of samples.
+	N int `json:"n"`
+	// CPUSum is the sum of the CPU samples in cores.
 	CPUSum float64 `json:"cpuSum"`
+	// CPUMax is the largest CPU sample in cores.
 	CPUMax float64 `json:"cpuMax"`
+	// MemSum is the sum of the memory samples in bytes.
 	MemSum float64 `json:"memSum"`
-	MemMax int64   `json:"memMax"`
+	// MemMax is the largest memory sample in bytes.
+	MemMax int64 `json:"memMax"`
 }
 
 // usageSamples are the accumulated samples by role and pod, kept in the run's usage
