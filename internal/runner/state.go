@@ -5,14 +5,19 @@
 // Protocol (no network path from the operator to the pods is needed):
 //  1. The operator creates one state ConfigMap per runner (<prefix>-runner-<i>) holding the
 //     runner's k6 invocation, and the barrier ConfigMap (<prefix>-barrier), then the Job.
-//  2. Runner i reads its invocation and sets state=ready.
+//  2. Runner i reads its invocation, starts k6 paused (`--paused --address 127.0.0.1:6565`),
+//     waits until k6 initialized its VUs, and sets state=ready.
 //  3. When every runner is ready the operator writes startAt (a few seconds ahead) into the
-//     barrier; runners poll it, sleep until startAt, set state=running with loadStartedAt
-//     (the operator derives the start skew from these), and exec k6.
+//     barrier; runners poll it, sleep until startAt, release k6 (PATCH /v1/status
+//     paused=false on the loopback REST API) and set state=running with loadStartedAt (the
+//     operator derives the start skew from these).
 //  4. When k6 exits the runner stores its result document gzip-compressed in binaryData of
 //     its state ConfigMap and sets state=done (or failed with a reason). The ConfigMaps are
 //     owned by the BenchmarkRun, so an operator restart loses nothing and cleanup of the Job
-//     keeps the data.
+//     keeps the data. A failed runner stores whatever partial document k6 wrote.
+//
+// The runners' Role allows get on the barrier and get/update/patch on their state
+// ConfigMaps only (resourceNames), nothing else.
 package runner
 
 import (
