@@ -538,6 +538,91 @@ func TestTargetNeverReady(t *testing.T) {
 	}
 }
 
+// TestInterruptWhileStarting: Ctrl-C while the target is starting stops it at once.
+func TestInterruptWhileStarting(t *testing.T) {
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "redis-server"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "3s"))
+	c := newCLI(t, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, "run", "-f", file, "--out-dir", filepath.Join(t.TempDir(), "out"))
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	for !strings.Contains(c.stderr.String(), "starting the redis single target") {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	_ = c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Errorf("exit: %v, want code %d", err, exitInterrupted)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("benchrun did not stop within 20s of SIGINT")
+	}
+	if !strings.Contains(c.stderr.String(), "interrupted while starting the target") {
+		t.Errorf("stderr:\n%s", c.stderr.String())
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestRunnerFails: runners that fail without results fail the run clearly, target stopped.
+func TestRunnerFails(t *testing.T) {
+	needRedis(t)
+	fakeK6 := filepath.Join(t.TempDir(), "k6")
+	if err := os.WriteFile(fakeK6, []byte("#!/bin/sh\necho 'fake k6: script error' >&2\nexit 107\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "3s"))
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--k6", fakeK6, "--out-dir", filepath.Join(t.TempDir(), "out"))
+	if code := c.run(t); code != exitFailed {
+		t.Errorf("exit code %d, want %d", code, exitFailed)
+	}
+	for _, want := range []string{"no runner wrote results", "cli-redis-0: no result document (k6 exit code 107", "fake k6: script error"} {
+		if !strings.Contains(c.stderr.String(), want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+
+	// One runner of two fails mid-run: the other is stopped at once, its results are
+	// reported as partial and the run fails.
+	wrapper := filepath.Join(t.TempDir(), "k6")
+	script := "#!/bin/sh\ncase \"$BENCHRUN_RUNNER\" in *-1) sleep 3; echo 'runner 1 crashed' >&2; exit 3;; esac\nexec " + k6Bin + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	file = writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "10s"))
+	c = newCLI(t, nil, "run", "-f", file, "--runners", "2", "--k6", wrapper, "--out-dir", out)
+	start := time.Now()
+	if code := c.run(t); code != exitFailed {
+		t.Errorf("exit code %d, want %d", code, exitFailed)
+	}
+	if d := time.Since(start); d > 25*time.Second {
+		t.Errorf("took %s: the other runner was not stopped", d)
+	}
+	if !strings.Contains(c.stderr.String(), "k6 runner 1 failed (exit code 3") || !strings.Contains(c.stdout.String(), "**PARTIAL RESULTS**") {
+		t.Errorf("stderr:\n%s\nstdout:\n%s", c.stderr.String(), c.stdout.String())
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if !doc.Partial || !strings.Contains(strings.Join(doc.PartialReasons, "\n"), "cli-redis-1: no result document (k6 exit code 3") {
+		t.Errorf("merged: partial=%v reasons=%q", doc.Partial, doc.PartialReasons)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
 // TestInterrupt: Ctrl-C mid-run stops every process and reports partial results.
 func TestInterrupt(t *testing.T) {
 	needRedis(t)

@@ -99,8 +99,8 @@ func (p *progress) run() {
 		s := p.spec.Scenarios[i]
 		dur := time.Duration(s.DurationMs) * time.Millisecond
 		in := min(max(elapsed-time.Duration(s.StartMs)*time.Millisecond, 0), dur)
-		_, _ = fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s  %s calls/s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
-			bar(in, dur, 24), in.Round(time.Second), dur.Round(time.Second), thousands(rate))
+		_, _ = fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s (%s left)  %s calls/s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
+			bar(in, dur, 24), in.Round(time.Second), dur.Round(time.Second), (dur - in).Round(time.Second), thousands(rate))
 	}
 }
 

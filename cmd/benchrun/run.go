@@ -183,7 +183,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		prog = newProgress(stderr, spec, runners)
 		go prog.run()
 	}
-	interrupted, timedOut := waitRunners(sigCtx, runners, runTimeout)
+	interrupted, timedOut, crashed := waitRunners(sigCtx, runners, runTimeout)
 	if prog != nil {
 		prog.stop()
 	}
@@ -192,8 +192,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintln(stderr, "benchrun: interrupted: stopping the runners (they write partial results)")
 	case timedOut:
 		_, _ = fmt.Fprintf(stderr, "benchrun: run timeout (spec.timeouts.run) reached: stopping the runners\n")
+	case crashed != nil:
+		_, _ = fmt.Fprintf(stderr, "benchrun: k6 runner %d failed (exit code %d, see %s): stopping the others\n",
+			crashed.index, crashed.proc.ExitCode(), crashed.log)
 	}
-	if interrupted || timedOut {
+	stopped := interrupted || timedOut || crashed != nil
+	if stopped {
 		for _, r := range runners {
 			r.proc.Signal(syscall.SIGINT)
 		}
@@ -204,7 +208,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "benchrun: cleaning up the target: %v\n", err)
 	}
 
-	doc, failed, err := collect(runners, interrupted, timedOut)
+	doc, failed, err := collect(runners, crashed, stopped)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -280,20 +284,28 @@ func (l *lateWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// waitRunners waits until every runner exited, ctx ends (interrupted) or timeout passes.
-func waitRunners(ctx context.Context, runners []*runner, timeout time.Duration) (interrupted, timedOut bool) {
+// waitRunners waits until every runner exited, ctx ends (interrupted), timeout passes, or a
+// runner fails (crashed).
+func waitRunners(ctx context.Context, runners []*runner, timeout time.Duration) (interrupted, timedOut bool, crashed *runner) {
 	deadline := time.NewTimer(max(timeout, time.Second))
 	defer deadline.Stop()
+	exited := make(chan *runner, len(runners))
 	for _, r := range runners {
+		go func() { <-r.proc.Done(); exited <- r }()
+	}
+	for range runners {
 		select {
-		case <-r.proc.Done():
+		case r := <-exited:
+			if r.proc.ExitCode() != 0 {
+				return false, false, r
+			}
 		case <-ctx.Done():
-			return true, false
+			return true, false, nil
 		case <-deadline.C:
-			return false, true
+			return false, true, nil
 		}
 	}
-	return false, false
+	return false, false, nil
 }
 
 // waitAll waits up to d for every runner to exit.
@@ -317,25 +329,26 @@ func stopRunners(runners []*runner) {
 	}
 }
 
-// collect merges the runners' result documents, marking the result partial for every
-// runner that failed or left no document.
-func collect(runners []*runner, interrupted, timedOut bool) (*results.Document, bool, error) {
+// collect merges the runners' result documents. The result is partial when the run was
+// stopped early (k6 marks its documents) or a runner failed or left no document; failed
+// reports the latter.
+func collect(runners []*runner, crashed *runner, stopped bool) (*results.Document, bool, error) {
 	var docs []*results.Document
 	var reasons []string
-	failed := false
+	failed := crashed != nil
 	for _, r := range runners {
 		name := r.inv.Env[plan.EnvRunner]
 		code := r.proc.ExitCode()
 		doc, err := readDocument(r.result)
 		if err != nil {
 			failed = true
-			reasons = append(reasons, fmt.Sprintf("%s: no result document (k6 exit code %d, see %s)", name, code, r.log))
+			reasons = append(reasons, fmt.Sprintf("%s: no result document (k6 %s, see %s)", name, exitText(code), r.log))
 			continue
 		}
-		if code != 0 && !interrupted && !timedOut {
+		if code != 0 && (!stopped || r == crashed) {
 			failed = true
 			doc.Partial = true
-			doc.PartialReasons = append(doc.PartialReasons, fmt.Sprintf("%s: k6 exited with code %d (see %s)", name, code, r.log))
+			doc.PartialReasons = append(doc.PartialReasons, fmt.Sprintf("%s: k6 %s (see %s)", name, exitText(code), r.log))
 		}
 		docs = append(docs, doc)
 	}
@@ -350,11 +363,19 @@ func collect(runners []*runner, interrupted, timedOut bool) (*results.Document, 
 		doc.Partial = true
 		doc.PartialReasons = append(doc.PartialReasons, reasons...)
 	}
-	if (interrupted || timedOut) && !doc.Partial {
+	if stopped && !doc.Partial {
 		doc.Partial = true
 		doc.PartialReasons = append(doc.PartialReasons, "run stopped before its end")
 	}
 	return doc, failed, nil
+}
+
+// exitText describes a process exit code.
+func exitText(code int) string {
+	if code < 0 {
+		return "killed by a signal"
+	}
+	return fmt.Sprintf("exit code %d", code)
 }
 
 // logTail is the end of a runner log for error messages.
