@@ -61,7 +61,10 @@ APPDIR="$ROOTFS$APPDIR_IN_ROOT"
 PIDFILE="$STATE/hetu.pid"          # pid of the `unshare` process (parent of the PID namespace)
 REDIS_PIDFILE="$STATE/redis.pid"   # only when we started redis-server ourselves
 
-alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+alive() {  # pidfile's process exists and is not a zombie
+  local pid; pid=$(cat "$1" 2>/dev/null) || return 1
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && [[ "$(ps -o stat= -p "$pid" 2>/dev/null)" != Z* ]]
+}
 http_ok() { curl -sf --max-time 2 "http://127.0.0.1:$PORT/" >/dev/null 2>&1; }
 
 stop_server() {
