@@ -37,7 +37,7 @@ func TestEveryCRDFieldIsDocumented(t *testing.T) {
 		for name, p := range props {
 			child, _ := p.(map[string]any)
 			// The root metadata is documented by the API server's own ObjectMeta schema.
-			if d, _ := child["description"].(string); d == "" && !(path == rootPath && name == "metadata") {
+			if d, _ := child["description"].(string); d == "" && (path != rootPath || name != "metadata") {
 				missing = append(missing, path+"."+name)
 			}
 			walk(path+"."+name, child)
