@@ -55,6 +55,11 @@ if ((${#need[@]})); then
     || die "apt-get install ${need[*]} failed"
 fi
 
+# One run at a time (other sessions may call this concurrently, e.g. from make targets).
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock 9
+
 # Stamps: the base rootfs is keyed on suite+packages, the venv on the requirements file.
 BASE_KEY="$SUITE:$INCLUDE"
 VENV_KEY="$(sha256sum "$REQS" | cut -c1-16)"

@@ -188,8 +188,18 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 http_ok || { tail -n 30 "$STATE/hetu.log" >&2; die "HeTu did not answer GET / within 60s"; }
+# GET / answers as soon as one worker is up; wait for all of them (Sanic logs "Worker ready").
+want=$WORKERS; ((want > 0)) || want=$(nproc)
+for _ in $(seq 1 300); do
+  (( $(grep -ac '^Worker ready' "$STATE/hetu.log" || true) >= want )) && break
+  alive "$PIDFILE" || { tail -n 30 "$STATE/hetu.log" >&2; die "HeTu exited during start"; }
+  sleep 0.2
+done
+(( $(grep -ac '^Worker ready' "$STATE/hetu.log" || true) >= want )) \
+  || log "warning: fewer than $want workers reported ready after 60s (see $STATE/hetu.log)"
 trap - ERR
 rm -f "$APPDIR/server.env"   # read once at start; do not keep the auth key at rest
 keynote="no auth key"; [[ -n "$AUTH_KEY" ]] && keynote="auth key set"
+REDIS_SHOWN=$(printf '%s' "$REDIS_URL" | sed -E 's#//[^@/]*@#//***@#')   # hide credentials
 log "up in $(printf '%.1f' "$(echo "$(date +%s.%N) - $START" | bc)")s: ws://127.0.0.1:$PORT/hetu/$INSTANCE" \
-    "(layers $LAYERS, $keynote, workers $WORKERS, redis $REDIS_URL, pid $(cat "$PIDFILE"), log $STATE/hetu.log)"
+    "(layers $LAYERS, $keynote, workers $WORKERS, redis $REDIS_SHOWN, pid $(cat "$PIDFILE"), log $STATE/hetu.log)"
