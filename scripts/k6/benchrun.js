@@ -14,7 +14,10 @@
 //   batch   calls per k6 iteration (default 100 for redis.get/set/ping and ycsb, 20 for
 //           redis.upsert, 10 for hetu.*)
 //   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup()
-//   prefill "false" on a redis.get scenario: do not write the keys first
+//   prefill "false" on a redis.get or redis.upsert scenario: do not write the keys/rows first
+// redis.upsert rows 1..keySpace are created in setup() when the upsert index is empty, so the
+// scenario measures the steady state of the seeds (updates) rather than a burst of
+// conflicting inserts into an empty table.
 // VUs are spread round-robin over the target's addresses. The counter metric benchrun_calls
 // (calls issued, per iteration) lets `benchrun run` show live calls/s through k6's REST API.
 import benchrun from 'k6/x/benchrun';
@@ -154,6 +157,30 @@ function prefillGet(s) {
   c.close();
 }
 
+// Creates upsert rows 1..keySpace (id = number) and their index entries with server-side
+// Lua in chunks, only when the index is empty (so rows inserted earlier are never duplicated).
+const UPSERT_PREFILL = `
+local prefix, first, last, check = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local idx = prefix .. 'idx:number'
+if check == '1' and redis.call('ZCARD', idx) > 0 then return 0 end
+for i = first, last do
+  redis.call('HSET', prefix .. 'row:' .. i, 'id', i, 'number', i, 'name', 'aaa')
+  redis.call('ZADD', idx, i, i)
+end
+redis.call('SET', prefix .. 'seq', last)
+return last - first + 1`;
+
+function prefillUpsert(s) {
+  const c = newRedis(TARGET.redis.addrs[0], null);
+  const chunk = 10000;
+  for (let first = 1; first <= s.keySpace; first += chunk) {
+    const last = Math.min(first + chunk - 1, s.keySpace);
+    const n = c.command('EVAL', UPSERT_PREFILL, '1', 'benchrun:upsert:', String(first), String(last), first === 1 ? '1' : '0');
+    if (n === 0) break; // already filled
+  }
+  c.close();
+}
+
 export function redis_get() {
   const s = current();
   const n = intParam(s, 'batch', 100);
@@ -271,6 +298,8 @@ export function setup() {
   for (const s of PLAN.scenarios) {
     if (s.type === 'redis.get' && param(s, 'prefill') !== 'false') {
       prefillGet(s);
+    } else if (s.type === 'redis.upsert' && param(s, 'prefill') !== 'false') {
+      prefillUpsert(s);
     } else if (s.type === 'ycsb') {
       const c = newRedis(TARGET.redis.addrs[0], s);
       const o = ycsbOptions(s);
