@@ -72,6 +72,12 @@ test: envtest-assets $(BIN)/k6 ## Unit tests, envtest suites on a real kube-apis
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).
 	@hack/build-k8s-binaries.sh envtest >/dev/null
 
+##@ Performance
+
+.PHONY: bench
+bench: $(BIN)/k6 redis-server-present ## Measured claims with ratios against baselines in the same run.
+	hack/bench.sh
+
 ##@ Build
 
 .PHONY: build

@@ -224,7 +224,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	}
 	return Invocation{
 		Script: path.Join(scriptDir, EntryScript),
-		Args:   []string{"--quiet", "--no-summary"},
+		Args:   []string{"--quiet", "--summary-mode", "disabled"},
 		Env: map[string]string{
 			EnvPlan:   string(planJSON),
 			EnvTarget: string(targetJSON),
