@@ -92,7 +92,7 @@ func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, m
 		if status == metav1.ConditionFalse && reason != reasonWaiting {
 			kind = corev1.EventTypeWarning
 		}
-		if status != metav1.ConditionUnknown && !(status == metav1.ConditionFalse && reason == reasonWaiting) {
+		if status != metav1.ConditionUnknown && (status != metav1.ConditionFalse || reason != reasonWaiting) {
 			s.event(kind, typ+reason, "%s", message)
 		}
 	}

@@ -28,7 +28,7 @@ func Role(ctx context.Context, addr, password string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
 	r := bufio.NewReader(conn)
 	if password != "" {

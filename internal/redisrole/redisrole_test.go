@@ -20,7 +20,7 @@ func fakeRedis(t *testing.T, role string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() { _ = ln.Close() })
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -46,15 +46,15 @@ func fakeRedis(t *testing.T, role string) string {
 				switch args[0] {
 				case "AUTH":
 					if args[1] == "pw" {
-						conn.Write([]byte("+OK\r\n"))
+						_, _ = conn.Write([]byte("+OK\r\n"))
 					} else {
-						conn.Write([]byte("-WRONGPASS\r\n"))
+						_, _ = conn.Write([]byte("-WRONGPASS\r\n"))
 					}
 				case "ROLE":
-					conn.Write([]byte("*3\r\n$" + string(rune('0'+len(role))) + "\r\n" + role + "\r\n:0\r\n*0\r\n"))
+					_, _ = conn.Write([]byte("*3\r\n$" + string(rune('0'+len(role))) + "\r\n" + role + "\r\n:0\r\n*0\r\n"))
 				}
 			}
-			conn.Close()
+			_ = conn.Close()
 		}
 	}()
 	return ln.Addr().String()

@@ -57,7 +57,10 @@ func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
 		}
 		select {
 		case <-k.exited:
-			return fmt.Errorf("k6 exited during initialization: %v", k.waitErr)
+			if k.waitErr == nil {
+				return errors.New("k6 exited during initialization")
+			}
+			return fmt.Errorf("k6 exited during initialization: %w", k.waitErr)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -75,7 +78,7 @@ func (k *k6Process) status(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var body struct {
 		Data struct {
 			Attributes struct {
@@ -100,7 +103,7 @@ func (k *k6Process) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("k6 REST API: %s", resp.Status)
 	}
