@@ -23,10 +23,10 @@ type Process struct {
 	once sync.Once
 }
 
-// StartProcess starts cmd in a new process group that dies with this process (SIGKILL on
-// parent death) and logs the start to log.
+// StartProcess starts cmd in a new process group (that dies with this process on Linux:
+// SIGKILL on parent death) and logs the start to log.
 func StartProcess(name string, cmd *exec.Cmd, log io.Writer) (*Process, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
