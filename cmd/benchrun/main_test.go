@@ -623,6 +623,30 @@ func TestRunnerFails(t *testing.T) {
 	}
 }
 
+// TestRunTimeout: spec.timeouts.run stops the runners, reports partial results and fails.
+func TestRunTimeout(t *testing.T) {
+	needRedis(t)
+	file := writeFile(t, "run.yaml", strings.Replace(fmt.Sprintf(redisRun, "10s"), "  load:", "  timeouts:\n    run: 5s\n  load:", 1))
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--out-dir", out)
+	start := time.Now()
+	if code := c.run(t); code != exitFailed {
+		t.Errorf("exit code %d, want %d", code, exitFailed)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if !strings.Contains(c.stderr.String(), "run timeout (spec.timeouts.run) reached") || !strings.Contains(c.stdout.String(), "**PARTIAL RESULTS**") {
+		t.Errorf("stderr:\n%s\nstdout:\n%s", c.stderr.String(), c.stdout.String())
+	}
+	if doc := readDoc(t, filepath.Join(out, "merged.json")); !doc.Partial {
+		t.Error("merged.json is not marked partial")
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
 // TestInterrupt: Ctrl-C mid-run stops every process and reports partial results.
 func TestInterrupt(t *testing.T) {
 	needRedis(t)
