@@ -13,7 +13,9 @@
 // and recorded by the Go hot paths of k6/x/benchrun and k6/x/hetu. Scenario params:
 //   batch   calls per k6 iteration (default 100 for redis.get/set/ping and ycsb, 20 for
 //           redis.upsert, 10 for hetu.*)
-//   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup()
+//   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup();
+//           slow: about 3 minutes for 30000 rows on 2 cores, so off by default (the seeds'
+//           just_get answers misses the same way)
 //   prefill "false" on a redis.get or redis.upsert scenario: do not write the keys/rows first
 // redis.upsert rows 1..keySpace are created in setup() when the upsert index is empty, so the
 // scenario measures the steady state of the seeds (updates) rather than a burst of
