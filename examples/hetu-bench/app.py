@@ -30,7 +30,8 @@ NAME_CHARS = string.ascii_uppercase + string.digits
 SEED_MAX_PER_CALL = 1000
 
 
-@hetu.define_component(namespace=NAMESPACE, volatile=True)
+# Readable by everybody so anonymous load clients can also subscribe to rows (sub/updt).
+@hetu.define_component(namespace=NAMESPACE, volatile=True, permission=hetu.Permission.EVERYBODY)
 class Counter(hetu.BaseComponent):
     """Rows keyed by a unique integer; `label` is rewritten by upsert/exchange_data."""
 

@@ -89,3 +89,48 @@ func TestRealServerAuthKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRealServerSubscribePush subscribes to a row on one connection, updates it from another,
+// and expects the server's ["updt", id, {row_id: row}] push on the first.
+func TestRealServerSubscribePush(t *testing.T) {
+	addr := hetutest.StartServer(t, "full", "")
+	dial := func() *Conn {
+		c, err := Dial(context.Background(), addr, Options{Instance: "bench", Layers: LayersMsgpackZlibCrypto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	watcher, writer := dial(), dial()
+	if _, err := writer.Call("upsert", 4242); err != nil {
+		t.Fatal(err)
+	}
+	id, rows, err := watcher.Subscribe("Counter", "get", "number", 4242)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id == nil || rows == nil {
+		t.Fatalf("subscribe: id %#v rows %#v, want a subscription to the existing row", id, rows)
+	}
+	if _, err := writer.Call("upsert", 4242); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	watcher.Watch(ctx)
+	msg, err := watcher.Receive()
+	if err != nil {
+		t.Fatalf("no push after the row changed: %v", err)
+	}
+	m, ok := msg.([]any)
+	if !ok || len(m) < 3 || m[0] != "updt" {
+		t.Fatalf("got %#v, want [\"updt\", id, rows]", msg)
+	}
+	if returnStr(m[1]) != returnStr(id) {
+		t.Errorf("push for subscription %v, want %v", m[1], id)
+	}
+	if err := watcher.Unsubscribe(id); err != nil {
+		t.Fatal(err)
+	}
+}
