@@ -142,6 +142,16 @@ func shellQuote(s string) string {
 func (t *hetuTarget) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	secrets := []string{t.authKey, t.extURL}
+	secrets = append(secrets, t.extRead...)
+	if t.backend != nil {
+		secrets = append(secrets, t.backend.password, url.UserPassword("", t.backend.password).String())
+	}
+	return redactErr(t.startLocked(ctx), secrets...)
+}
+
+// startLocked starts the back end, then HeTu, and waits until HeTu answers HTTP.
+func (t *hetuTarget) startLocked(ctx context.Context) error {
 	if t.stopped {
 		return fmt.Errorf("target stopped")
 	}

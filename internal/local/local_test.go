@@ -226,3 +226,32 @@ func TestSecretsFrom(t *testing.T) {
 		t.Errorf("bad base64: %v (must not quote the value)", err)
 	}
 }
+
+func TestQuoteConfAndRedact(t *testing.T) {
+	if got := quoteConf("a\"b\\c é\n"); got != `"a\"b\\c \xc3\xa9\x0a"` {
+		t.Errorf("quoteConf = %s", got)
+	}
+	tgt := &redisTarget{password: `p"w`}
+	err := tgt.redact(errors.New(`>>> 'requirepass "p\"w"' and p"w`))
+	if strings.Contains(err.Error(), `p"w`) || strings.Contains(err.Error(), `p\"w`) {
+		t.Errorf("not redacted: %v", err)
+	}
+}
+
+// TestUnicodePassword: a password outside ASCII reaches redis-server intact.
+func TestUnicodePassword(t *testing.T) {
+	needRedis(t)
+	pw := "pässwörd \"quoted\" \\ 密码"
+	tgt, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}},
+		Options{Secrets: Secrets{"s": {"k": pw}}, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := StartWithin(context.Background(), tgt, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tgt.Stop() }()
+	if got, err := redisDo(context.Background(), tgt.Endpoints()[0].Address, pw, "PING"); err != nil || got != "PONG" {
+		t.Errorf("PING with the password: %q %v", got, err)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +19,8 @@ import (
 type Process struct {
 	// Name is a short label for logs ("redis master", "k6 runner 0").
 	Name string
+	// logs are files whose tail explains a failed start (server output and log file).
+	logs []string
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
@@ -86,6 +90,24 @@ func (p *Process) Stop(grace time.Duration) {
 		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 		<-p.done
 	})
+}
+
+// logTail returns the last lines of the process' log files, for an error message.
+func (p *Process) logTail() string {
+	var b strings.Builder
+	for _, f := range p.logs {
+		data, err := os.ReadFile(f)
+		text := strings.TrimSpace(string(data))
+		if err != nil || text == "" {
+			continue
+		}
+		lines := strings.Split(text, "\n")
+		if len(lines) > 8 {
+			lines = lines[len(lines)-8:]
+		}
+		fmt.Fprintf(&b, "\n%s:\n  %s", filepath.Base(f), strings.Join(lines, "\n  "))
+	}
+	return b.String()
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 right now.

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,6 +81,11 @@ func (t *redisTarget) engine() string {
 func (t *redisTarget) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.redact(t.startLocked(ctx))
+}
+
+// startLocked starts the servers, replicas and sentinels in order, waiting for each kind.
+func (t *redisTarget) startLocked(ctx context.Context) error {
 	if t.stopped {
 		return fmt.Errorf("target stopped")
 	}
@@ -206,7 +212,7 @@ func (t *redisTarget) startServer(name, replicaOf string) (string, *Process, err
 	if err := writeSecretFile(conf, b.String()); err != nil {
 		return "", nil, err
 	}
-	p, err := t.start(t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf))
+	p, err := t.start(name, t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf))
 	return addr(port), p, err
 }
 
@@ -229,16 +235,24 @@ func (t *redisTarget) startSentinel(i int, master string, quorum int) (string, *
 	if err := writeSecretFile(conf, b.String()); err != nil {
 		return "", nil, err
 	}
-	p, err := t.start(t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf, "--sentinel"))
+	p, err := t.start(name, t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf, "--sentinel"))
 	return addr(port), p, err
 }
 
-func (t *redisTarget) start(name string, cmd *exec.Cmd) (*Process, error) {
+// start starts one server process; its output goes to DIR/file.out, its log to DIR/file.log.
+func (t *redisTarget) start(file, name string, cmd *exec.Cmd) (*Process, error) {
 	cmd.Dir = t.dir
+	out, err := os.Create(filepath.Join(t.dir, file+".out"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = out.Close() }()
+	cmd.Stdout, cmd.Stderr = out, out
 	p, err := StartProcess(name, cmd, t.opts.Log)
 	if err != nil {
 		return nil, err
 	}
+	p.logs = []string{out.Name(), filepath.Join(t.dir, file+".log")}
 	t.procs = append(t.procs, p)
 	return p, nil
 }
@@ -278,7 +292,44 @@ func (t *redisTarget) Stop() error {
 	return nil
 }
 
-// quoteConf quotes a value for a Redis config file.
+// quoteConf quotes a value for a Redis config file: bytes outside printable ASCII as \xHH.
 func quoteConf(s string) string {
-	return strconv.Quote(s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// redact removes the password (raw and as quoted in config files) from an error, which may
+// quote server output.
+func (t *redisTarget) redact(err error) error {
+	return redactErr(err, t.password, quoteConf(t.password))
+}
+
+// redactErr replaces every non-empty secret in err's message with ***.
+func redactErr(err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" && s != `""` {
+			msg = strings.ReplaceAll(msg, s, "***")
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
 }

@@ -96,11 +96,15 @@ func waitFor(ctx context.Context, what string, p *Process, check func(context.Co
 			return nil
 		}
 		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited during start (%w): %w", what, p.Err(), last)
+			return fmt.Errorf("%s exited during start (%w): %w%s", what, p.Err(), last, p.logTail())
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w", what, last)
+			tail := ""
+			if p != nil {
+				tail = p.logTail()
+			}
+			return fmt.Errorf("%s not ready: %w%s", what, last, tail)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
