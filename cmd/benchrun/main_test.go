@@ -393,6 +393,70 @@ spec:
 	}
 }
 
+// TestRunExternal runs against an existing Redis (started here) reached through the
+// external target with an ACL user and password from Secrets.
+func TestRunExternal(t *testing.T) {
+	needRedis(t)
+	port, err := local.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no")
+	srv.Dir = t.TempDir()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for i := 0; ; i++ {
+		out, _ := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "ACL", "SETUSER", "bench", "on", ">ext-pw", "~*", "+@all").CombinedOutput()
+		if strings.TrimSpace(string(out)) == "OK" {
+			break
+		}
+		if i > 50 {
+			t.Fatalf("redis-server on %s: %s", addr, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	file := writeFile(t, "ext.yaml", `apiVersion: v1
+kind: Secret
+metadata:
+  name: ext
+stringData:
+  user: bench
+  password: ext-pw
+---
+apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-external
+spec:
+  target:
+    external:
+      kind: redis
+      addresses: ["`+addr+`"]
+      usernameSecretRef: {name: ext, key: user}
+      passwordSecretRef: {name: ext, key: password}
+  load:
+    workers: 1
+    tasksPerWorker: 4
+    duration: 2s
+    scenarios:
+    - name: set_128
+      type: redis.set
+      bodySize: 128
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if s := doc.Scenarios[0]; s.Calls == 0 || s.Errors != 0 || s.ReturnValues["OK"] != s.Calls {
+		t.Errorf("set_128: %d calls, %d errors, %v", s.Calls, s.Errors, s.ReturnValues)
+	}
+}
+
 // TestRunHeTu runs the four HeTu RPC scenarios against the real HeTu bench app.
 func TestRunHeTu(t *testing.T) {
 	needRedis(t)

@@ -255,3 +255,27 @@ func TestUnicodePassword(t *testing.T) {
 		t.Errorf("PING with the password: %q %v", got, err)
 	}
 }
+
+// TestValkeyEngine: engine valkey runs valkey-server (here redis-server under that name).
+func TestValkeyEngine(t *testing.T) {
+	needRedis(t)
+	bin := t.TempDir()
+	real, _ := exec.LookPath("redis-server")
+	if err := os.Symlink(real, filepath.Join(bin, "valkey-server")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	tgt, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Engine: v1alpha1.EngineValkey}}, Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tgt.(*redisTarget).bin; got != filepath.Join(bin, "valkey-server") {
+		t.Errorf("binary %s", got)
+	}
+	if err := StartWithin(context.Background(), tgt, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := tgt.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
