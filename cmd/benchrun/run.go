@@ -193,8 +193,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case timedOut:
 		_, _ = fmt.Fprintf(stderr, "benchrun: run timeout (spec.timeouts.run) reached: stopping the runners\n")
 	case crashed != nil:
-		_, _ = fmt.Fprintf(stderr, "benchrun: k6 runner %d failed (exit code %d, see %s): stopping the others\n",
-			crashed.index, crashed.proc.ExitCode(), crashed.log)
+		_, _ = fmt.Fprintf(stderr, "benchrun: k6 runner %d failed (%s, see %s): stopping the others\n",
+			crashed.index, exitText(crashed.proc.ExitCode()), crashed.log)
 	}
 	stopped := interrupted || timedOut || crashed != nil
 	if stopped {
