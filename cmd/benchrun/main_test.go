@@ -457,7 +457,8 @@ spec:
 	}
 }
 
-// TestRunHeTu runs the four HeTu RPC scenarios against the real HeTu bench app.
+// TestRunHeTu runs the four HeTu RPC scenarios against two servers of the real HeTu bench
+// app (VUs spread over both) on one Redis back end.
 func TestRunHeTu(t *testing.T) {
 	needRedis(t)
 	if os.Geteuid() != 0 {
@@ -473,7 +474,8 @@ metadata:
 spec:
   target:
     hetu:
-      workers: 2
+      replicas: 2
+      workers: 1
       backend:
         redis:
           mode: single
@@ -495,6 +497,9 @@ spec:
 	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--out-dir", out)
 	if code := c.run(t); code != 0 {
 		t.Fatalf("exit code %d", code)
+	}
+	if n := len(regexp.MustCompile(`hetu 127\.0\.0\.1:\d+`).FindAllString(c.stderr.String(), -1)); n != 2 {
+		t.Errorf("%d HeTu endpoints, want 2 (replicas: 2)", n)
 	}
 	doc := readDoc(t, filepath.Join(out, "merged.json"))
 	if doc.Partial || len(doc.Scenarios) != 4 {

@@ -30,10 +30,10 @@ type hetuTarget struct {
 	extRead []string
 
 	mu      sync.Mutex
-	port    int
+	ports   []int
 	logDir  string
-	appDir  string // inside the rootfs
-	proc    *Process
+	appDirs []string // inside the rootfs
+	procs   []*Process
 	stopped bool
 }
 
@@ -169,13 +169,46 @@ func (t *hetuTarget) startLocked(ctx context.Context) error {
 	if t.logDir, err = os.MkdirTemp(t.opts.TempDir, "benchrun-hetu-"); err != nil {
 		return err
 	}
+	replicas := max(1, int(t.spec.Replicas))
+	for i := range replicas {
+		if err := t.startServer(i, master, servants); err != nil {
+			return err
+		}
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	for i, p := range t.procs {
+		a := addr(t.ports[i])
+		err := waitFor(ctx, "HeTu on "+a, p, func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+a+"/", nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				return fmt.Errorf("GET / answered %s", resp.Status)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startServer starts HeTu server i: the app copied into the rootfs with its environment file,
+// run in its own mount and PID namespaces, chrooted into the rootfs.
+func (t *hetuTarget) startServer(i int, master string, servants []string) error {
 	if err := os.MkdirAll(filepath.Join(t.rootfs, "srv"), 0o755); err != nil {
 		return err
 	}
-	if t.appDir, err = os.MkdirTemp(filepath.Join(t.rootfs, "srv"), "benchrun-hetu-"); err != nil {
+	appDir, err := os.MkdirTemp(filepath.Join(t.rootfs, "srv"), "benchrun-hetu-")
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(t.appDir, 0o755); err != nil {
+	t.appDirs = append(t.appDirs, appDir)
+	if err := os.Chmod(appDir, 0o755); err != nil {
 		return err
 	}
 	for _, f := range []string{"app.py", "config.yml"} {
@@ -183,14 +216,15 @@ func (t *hetuTarget) startLocked(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(t.appDir, f), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(appDir, f), b, 0o644); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(t.appDir, "logs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(appDir, "logs"), 0o755); err != nil {
 		return err
 	}
-	if t.port, err = FreePort(); err != nil {
+	port, err := FreePort()
+	if err != nil {
 		return err
 	}
 	layers := "full"
@@ -202,7 +236,7 @@ func (t *hetuTarget) startLocked(ctx context.Context) error {
 		workers = 2
 	}
 	env := []string{
-		"HETU_LISTEN=" + shellQuote(addr(t.port)),
+		"HETU_LISTEN=" + shellQuote(addr(port)),
 		"HETU_LAYERS=" + layers,
 		"HETU_WORKERS=" + strconv.Itoa(int(workers)),
 		"HETU_INSTANCE=" + shellQuote(t.instance()),
@@ -211,7 +245,7 @@ func (t *hetuTarget) startLocked(ctx context.Context) error {
 		"HETU_AUTH_KEY=" + shellQuote(t.authKey),
 	}
 	// The env file keeps credentials off command lines.
-	if err := writeSecretFile(filepath.Join(t.appDir, "server.env"), strings.Join(env, "\n")+"\n"); err != nil {
+	if err := writeSecretFile(filepath.Join(appDir, "server.env"), strings.Join(env, "\n")+"\n"); err != nil {
 		return err
 	}
 	inner := `set -e
@@ -221,46 +255,20 @@ exec chroot "$ROOTFS" /usr/bin/env -i PATH=/opt/hetu/bin:/usr/bin:/bin HOME=/roo
   LANG=C.UTF-8 PYTHONUNBUFFERED=1 APPDIR="$APPDIR_IN_ROOT" /bin/sh -c \
   'cd "$APPDIR" && set -a && . ./server.env && set +a && exec hetu start --config=config.yml'`
 	cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private", "/bin/sh", "-c", inner)
-	cmd.Env = append(os.Environ(), "ROOTFS="+t.rootfs, "APPDIR_IN_ROOT=/srv/"+filepath.Base(t.appDir))
-	logf, err := os.Create(filepath.Join(t.logDir, "hetu.log"))
+	cmd.Env = append(os.Environ(), "ROOTFS="+t.rootfs, "APPDIR_IN_ROOT=/srv/"+filepath.Base(appDir))
+	logf, err := os.Create(filepath.Join(t.logDir, fmt.Sprintf("hetu-%d.log", i)))
 	if err != nil {
 		return err
 	}
 	defer func() { _ = logf.Close() }()
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if t.proc, err = StartProcess("hetu on "+addr(t.port), cmd, t.opts.Log); err != nil {
+	p, err := StartProcess("hetu on "+addr(port), cmd, t.opts.Log)
+	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: 2 * time.Second}
-	err = waitFor(ctx, "HeTu on "+addr(t.port), t.proc, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr(t.port)+"/", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			return fmt.Errorf("GET / answered %s", resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("%w%s", err, t.logTail())
-	}
+	p.logs = []string{logf.Name()}
+	t.procs, t.ports = append(t.procs, p), append(t.ports, port)
 	return nil
-}
-
-// logTail returns the end of the server log for an error message.
-func (t *hetuTarget) logTail() string {
-	b, err := os.ReadFile(filepath.Join(t.logDir, "hetu.log"))
-	if err != nil || len(b) == 0 {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
-	}
-	return "\nlast lines of the HeTu log:\n  " + strings.Join(lines, "\n  ")
 }
 
 func (t *hetuTarget) instance() string {
@@ -273,7 +281,10 @@ func (t *hetuTarget) instance() string {
 // Endpoints implements Target.
 func (t *hetuTarget) Endpoints() []v1alpha1.Endpoint {
 	t.mu.Lock()
-	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: addr(t.port)}}
+	var eps []v1alpha1.Endpoint
+	for _, p := range t.ports {
+		eps = append(eps, v1alpha1.Endpoint{Role: "hetu", Address: addr(p)})
+	}
 	t.mu.Unlock()
 	if t.backend != nil {
 		eps = append(eps, t.backend.Endpoints()...)
@@ -286,23 +297,23 @@ func (t *hetuTarget) Stop() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	if t.proc != nil {
+	for _, p := range t.procs {
 		// Killing the namespace's first process takes every HeTu worker down with it.
-		t.proc.Stop(3 * time.Second)
-		_, _ = fmt.Fprintf(t.opts.Log, "stopped %s\n", t.proc.Name)
-		t.proc = nil
+		p.Stop(3 * time.Second)
+		_, _ = fmt.Fprintf(t.opts.Log, "stopped %s\n", p.Name)
 	}
+	t.procs, t.ports = nil, nil
 	var firstErr error
 	if t.backend != nil {
 		firstErr = t.backend.Stop()
 	}
-	for _, d := range []*string{&t.appDir, &t.logDir} {
-		if *d != "" {
-			if err := os.RemoveAll(*d); err != nil && firstErr == nil {
+	for _, d := range append(t.appDirs, t.logDir) {
+		if d != "" {
+			if err := os.RemoveAll(d); err != nil && firstErr == nil {
 				firstErr = err
 			}
-			*d = ""
 		}
 	}
+	t.appDirs, t.logDir = nil, ""
 	return firstErr
 }
