@@ -17,8 +17,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Exit codes.
@@ -142,16 +144,17 @@ func findRoot() (string, error) {
 	}
 	for _, c := range cands {
 		if _, err := os.Stat(filepath.Join(c, "scripts", "k6", "benchrun.js")); err == nil {
-			return c, nil
+			return filepath.Abs(c) // generated entry modules import benchrun.js by absolute path
 		}
 	}
 	return "", errors.New("benchrun's scripts (scripts/k6/benchrun.js) not found: run from the benchrun repository or set BENCHRUN_ROOT")
 }
 
 // findK6 returns benchrun's k6: flag, $BENCHRUN_K6, next to this executable, or ROOT/bin/k6.
+// A k6 without benchrun's extensions (a stock k6 on PATH, say) is skipped.
 func findK6(flagValue, root string) (string, error) {
 	if flagValue != "" {
-		if _, err := os.Stat(flagValue); err != nil {
+		if err := isBenchrunK6(flagValue); err != nil {
 			return "", fmt.Errorf("--k6 %s: %w", flagValue, err)
 		}
 		return flagValue, nil
@@ -166,10 +169,34 @@ func findK6(flagValue, root string) (string, error) {
 		}
 	}
 	cands = append(cands, filepath.Join(root, "bin", "k6"))
+	var skipped []string
 	for _, c := range cands {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return c, nil
+		if st, err := os.Stat(c); err != nil || st.IsDir() {
+			continue
 		}
+		if err := isBenchrunK6(c); err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s (%v)", c, err))
+			continue
+		}
+		return c, nil
 	}
-	return "", errors.New("benchrun's k6 not found: build it with `make k6` (bin/k6) or pass --k6 PATH")
+	msg := "benchrun's k6 not found: build it with `make k6` (bin/k6) or pass --k6 PATH"
+	if len(skipped) > 0 {
+		msg += "; skipped " + strings.Join(skipped, ", ")
+	}
+	return "", errors.New(msg)
+}
+
+// isBenchrunK6 checks that a k6 binary has benchrun's k6/x/benchrun extension.
+func isBenchrunK6(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("`k6 version` failed: %w", err)
+	}
+	if !strings.Contains(string(out), "k6/x/benchrun") {
+		return errors.New("not benchrun's k6: it lacks the k6/x/benchrun extension")
+	}
+	return nil
 }

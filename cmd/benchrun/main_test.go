@@ -540,6 +540,7 @@ func TestBadInput(t *testing.T) {
 		{"cel rule", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"run"}, exitFailed, "scenarios of type hetu.* need a HeTu target"},
 		{"unknown field", strings.Replace(valid, "    workers: 2", "    workers: 2\n    wokers: 3", 1), []string{"run"}, exitFailed, `unknown field "spec.load.wokers"`},
 		{"missing secret", strings.Replace(valid, "name: redis-auth, key", "name: other, key", 1), []string{"run"}, exitFailed, `secret "other" not found`},
+		{"stock k6", valid, []string{"run", "--k6", "/bin/true"}, exitFailed, "--k6 /bin/true: not benchrun's k6"},
 		{"too many runners", valid, []string{"run", "--runners", "9"}, exitFailed, "gets no virtual user"},
 		{"proxy mode", strings.Replace(valid, "mode: single", "mode: proxy", 1), []string{"run"}, exitFailed, "redis mode proxy: not supported locally yet"},
 		{"validate invalid", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"validate"}, exitFailed, "need a HeTu target"},
@@ -646,7 +647,7 @@ func TestInterruptWhileStarting(t *testing.T) {
 func TestRunnerFails(t *testing.T) {
 	needRedis(t)
 	fakeK6 := filepath.Join(t.TempDir(), "k6")
-	if err := os.WriteFile(fakeK6, []byte("#!/bin/sh\necho 'fake k6: script error' >&2\nexit 107\n"), 0o755); err != nil {
+	if err := os.WriteFile(fakeK6, []byte("#!/bin/sh\n[ \"$1\" = version ] && { echo 'k6 v2 with k6/x/benchrun'; exit 0; }\necho 'fake k6: script error' >&2\nexit 107\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "3s"))
