@@ -59,6 +59,9 @@ type BenchmarkRunReconciler struct {
 	StartDelay time.Duration
 	// PollInterval is how often an active run is re-checked besides watch events (default 5s).
 	PollInterval time.Duration
+	// APIReader reads objects the manager does not cache, such as the user's script
+	// ConfigMaps (the cache holds benchrun's own ConfigMaps only); Client when nil.
+	APIReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,8 +42,16 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 	n := int(s.run.Status.Runners.Desired)
 	invocations := make([]string, n)
 	secrets := map[string]v1alpha1.SecretKeyRef{}
+	scripts, reason, err := r.customScripts(ctx, run)
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		r.finish(s, v1alpha1.PhaseFailed, "ScriptNotFound", reason)
+		return nil
+	}
 	for i := range invocations {
-		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n)
+		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n, plan.WithScripts(scripts))
 		if err != nil {
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidLoad", err.Error())
 			return nil
@@ -135,4 +144,33 @@ func (r *BenchmarkRunReconciler) releaseBarrier(ctx context.Context, s *step) (t
 		return time.Time{}, err
 	}
 	return startAt, nil
+}
+
+// customScripts reads the sources of the run's script scenarios from their ConfigMaps. A
+// missing ConfigMap or key is the user's error: it comes back as a reason, not an error.
+func (r *BenchmarkRunReconciler) customScripts(ctx context.Context, run *v1alpha1.BenchmarkRun) (map[string]string, string, error) {
+	scripts := map[string]string{}
+	for _, sc := range run.Spec.Load.Scenarios {
+		if sc.Type != v1alpha1.ScenarioScript || sc.Script == nil {
+			continue
+		}
+		reader := r.APIReader
+		if reader == nil {
+			reader = r.Client
+		}
+		var cm corev1.ConfigMap
+		err := reader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: sc.Script.ConfigMapName}, &cm)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("scenario %q: ConfigMap %s not found", sc.Name, sc.Script.ConfigMapName), nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		src, ok := cm.Data[sc.Script.Key]
+		if !ok {
+			return nil, fmt.Sprintf("scenario %q: ConfigMap %s has no key %q", sc.Name, sc.Script.ConfigMapName, sc.Script.Key), nil
+		}
+		scripts[sc.Name] = src
+	}
+	return scripts, "", nil
 }

@@ -72,10 +72,11 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&controllers.BenchmarkRunReconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorderFor("benchrun"),
-		Images:   defaultImages,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorderFor("benchrun"),
+		Images:    defaultImages,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller", "controller", "BenchmarkRun")
 		os.Exit(1)

@@ -16,7 +16,10 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -62,6 +65,43 @@ type Invocation struct {
 	VUs int `json:"vus"`
 	// Duration is how long the runner's k6 run lasts, graceful stops included.
 	Duration time.Duration `json:"duration"`
+	// Files are generated scripts (relative path → source) the runner writes into a work
+	// directory before starting k6; Script is then relative to it. Set for custom scripts.
+	Files map[string]string `json:"files,omitempty"`
+}
+
+// Materialize writes inv.Files into dir and returns the path of the script to run.
+// Without Files it returns inv.Script as is.
+func (inv Invocation) Materialize(dir string) (string, error) {
+	if len(inv.Files) == 0 {
+		return inv.Script, nil
+	}
+	for name, src := range inv.Files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if !strings.HasPrefix(p, filepath.Clean(dir)+string(filepath.Separator)) {
+			return "", fmt.Errorf("plan: file %q escapes the work directory", name)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, filepath.FromSlash(inv.Script)), nil
+}
+
+// Option adjusts how a plan is built.
+type Option func(*options)
+
+type options struct {
+	scripts map[string]string
+}
+
+// WithScripts gives the sources of the run's script scenarios, by scenario name (read from
+// the ConfigMaps the scenarios name: by the operator in the cluster, from the run file locally).
+func WithScripts(byScenario map[string]string) Option {
+	return func(o *options) { o.scripts = byScenario }
 }
 
 // SecretEnv is an environment variable filled from a Secret key.
@@ -98,8 +138,10 @@ type Scenario struct {
 	BodySize int32 `json:"bodySize,omitempty"`
 	// YCSB is the read/update/insert mix of a ycsb scenario.
 	YCSB *YCSB `json:"ycsb,omitempty"`
-	// Params are the user's extra parameters.
+	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
+	// Exec is the entry module's function running a script scenario (custom_<i>).
+	Exec string `json:"exec,omitempty"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -162,12 +204,17 @@ const (
 
 // ForRunner is the invocation of runner index (0-based) of count: its share of the virtual
 // users, the target endpoints and the scenario list, with scripts under ScriptDir.
-func ForRunner(run *v1alpha1.BenchmarkRun, endpoints []v1alpha1.Endpoint, index, count int) (Invocation, error) {
-	return ForRunnerIn(ScriptDir, run, endpoints, index, count)
+func ForRunner(run *v1alpha1.BenchmarkRun, endpoints []v1alpha1.Endpoint, index, count int, opts ...Option) (Invocation, error) {
+	return ForRunnerIn(ScriptDir, run, endpoints, index, count, opts...)
 }
 
-// ForRunnerIn is ForRunner with scripts in scriptDir (the local runner uses the repository's scripts/k6).
-func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alpha1.Endpoint, index, count int) (Invocation, error) {
+// ForRunnerIn is ForRunner with scripts in scriptDir (the local runner uses the repository's
+// scripts/k6; it must be an absolute path when the run has script scenarios).
+func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alpha1.Endpoint, index, count int, opts ...Option) (Invocation, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if count < 1 || index < 0 || index >= count {
 		return Invocation{}, fmt.Errorf("plan: runner %d of %d", index, count)
 	}
@@ -179,10 +226,8 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	}
 	spec := Spec{GraceMs: Grace.Milliseconds()}
 	var offset time.Duration
+	var custom []string // script scenario names, in order
 	for _, s := range load.Scenarios {
-		if s.Type == v1alpha1.ScenarioScript {
-			return Invocation{}, fmt.Errorf("plan: scenario %q: type script is not supported by this version of the runner yet", s.Name)
-		}
 		d := load.Duration.Duration
 		if s.Duration != nil {
 			d = s.Duration.Duration
@@ -207,6 +252,13 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 				sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
 			}
 		}
+		if s.Type == v1alpha1.ScenarioScript {
+			if _, ok := o.scripts[s.Name]; !ok {
+				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
+			}
+			sc.Exec = fmt.Sprintf("custom_%d", len(custom))
+			custom = append(custom, s.Name)
+		}
 		spec.Scenarios = append(spec.Scenarios, sc)
 		offset += d + Grace
 	}
@@ -222,7 +274,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	if err != nil {
 		return Invocation{}, err
 	}
-	return Invocation{
+	inv := Invocation{
 		Script: path.Join(scriptDir, EntryScript),
 		Args:   []string{"--quiet", "--summary-mode", "disabled"},
 		Env: map[string]string{
@@ -233,7 +285,41 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		SecretEnv: secrets,
 		VUs:       vus,
 		Duration:  offset,
-	}, nil
+	}
+	if len(custom) > 0 {
+		inv.Files = entryFiles(inv.Script, custom, o.scripts)
+		inv.Script = customEntry
+	}
+	return inv, nil
+}
+
+// customEntry is the generated entry module of a run with script scenarios.
+const customEntry = "entry.js"
+
+// entryFiles generates the entry module of a run with script scenarios: everything of
+// benchrun.js (options, setup, the built-in scenario functions) plus custom_<i>, which runs
+// the default export of scenario i's script, kept next to it as custom/<name>.js.
+func entryFiles(builtin string, names []string, sources map[string]string) map[string]string {
+	files := map[string]string{}
+	var b strings.Builder
+	b.WriteString("// Generated by benchrun: the built-in entry script plus the run's custom script scenarios.\n")
+	fmt.Fprintf(&b, "export * from %q;\n", builtin)
+	for i, name := range names {
+		rel := "custom/" + name + ".js"
+		files[rel] = sources[name]
+		fmt.Fprintf(&b, "import custom%d from %q;\n", i, "./"+rel)
+		fmt.Fprintf(&b, "export function custom_%d(data) { return custom%d(data); }\n", i, i)
+	}
+	files[customEntry] = b.String()
+	return files
+}
+
+// scriptRef names a script source for messages.
+func scriptRef(s *v1alpha1.ScriptSource) string {
+	if s == nil {
+		return "(none)"
+	}
+	return s.ConfigMapName + " key " + s.Key
 }
 
 // targetFor maps the target spec and its endpoints to script addresses and secret env vars.
@@ -300,6 +386,8 @@ func externalRedis(e *v1alpha1.ExternalTarget) *RedisTarget {
 func checkTarget(spec Spec, t Target) error {
 	for _, s := range spec.Scenarios {
 		switch {
+		case s.Type == string(v1alpha1.ScenarioScript):
+			// a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)

@@ -146,3 +146,39 @@ func TestMissingEndpointIsAnError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestScriptScenarioEntry(t *testing.T) {
+	run := hetuRun()
+	run.Spec.Load.Scenarios = append(run.Spec.Load.Scenarios,
+		v1alpha1.Scenario{Name: "mine", Type: v1alpha1.ScenarioScript, Params: map[string]string{"K": "v"},
+			Script: &v1alpha1.ScriptSource{ConfigMapName: "cm", Key: "s.js"}})
+	_, err := ForRunner(run, hetuEndpoints, 0, 1)
+	if err == nil || !strings.Contains(err.Error(), `scenario "mine": the source of its script (ConfigMap cm key s.js) was not provided`) {
+		t.Fatalf("missing source: %v", err)
+	}
+	inv, err := ForRunner(run, hetuEndpoints, 0, 1, WithScripts(map[string]string{"mine": "export default function () {}"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Script != "entry.js" || inv.Files["custom/mine.js"] != "export default function () {}" {
+		t.Fatalf("invocation: script %q files %v", inv.Script, inv.Files)
+	}
+	entry := inv.Files["entry.js"]
+	for _, want := range []string{`export * from "/opt/benchrun/scripts/k6/benchrun.js";`, `import custom0 from "./custom/mine.js";`, "export function custom_0(data)"} {
+		if !strings.Contains(entry, want) {
+			t.Errorf("entry lacks %q:\n%s", want, entry)
+		}
+	}
+	if !strings.Contains(inv.Env[EnvPlan], `"exec":"custom_0"`) {
+		t.Errorf("plan does not name the exec function: %s", inv.Env[EnvPlan])
+	}
+	dir := t.TempDir()
+	script, err := inv.Materialize(dir)
+	if err != nil || script != dir+"/entry.js" {
+		t.Fatalf("materialize: %q %v", script, err)
+	}
+	inv.Files["../escape.js"] = "x"
+	if _, err := inv.Materialize(dir); err == nil {
+		t.Error("a file outside the work directory was written")
+	}
+}

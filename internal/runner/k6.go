@@ -35,8 +35,12 @@ func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
 	if err := os.MkdirAll(filepath.Dir(k.resultFile), 0o700); err != nil {
 		return err
 	}
+	script, err := inv.Materialize(filepath.Join(filepath.Dir(k.resultFile), "scripts"))
+	if err != nil {
+		return err
+	}
 	args := []string{"run", "--paused", "--address", k.address, "--out", "benchrun=" + k.resultFile}
-	args = append(append(args, inv.Args...), inv.Script)
+	args = append(append(args, inv.Args...), script)
 	k.cmd = exec.CommandContext(ctx, k.bin, args...)
 	k.cmd.Cancel = func() error { return k.cmd.Process.Signal(syscall.SIGTERM) }
 	k.cmd.WaitDelay = 45 * time.Second

@@ -54,11 +54,14 @@ const EXEC = {
 const BY_NAME = {};
 const scenarios = {};
 for (const s of PLAN.scenarios) {
-  if (!EXEC[s.type]) {
+  // A script scenario runs custom_<i> of the entry module internal/plan generates around this
+  // file; its params become the scenario's environment variables.
+  const custom = s.type === 'script';
+  if (custom ? !s.exec : !EXEC[s.type]) {
     throw new Error(`benchrun.js: scenario "${s.name}": unsupported type "${s.type}"`);
   }
-  if (s.type.startsWith('hetu.') ? !(TARGET.hetu && TARGET.hetu.addrs && TARGET.hetu.addrs.length)
-    : !(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length)) {
+  if (!custom && (s.type.startsWith('hetu.') ? !(TARGET.hetu && TARGET.hetu.addrs && TARGET.hetu.addrs.length)
+    : !(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length))) {
     throw new Error(`benchrun.js: scenario "${s.name}" (${s.type}) has no target address in BENCHRUN_TARGET`);
   }
   BY_NAME[s.name] = s;
@@ -68,8 +71,11 @@ for (const s of PLAN.scenarios) {
     duration: `${s.durationMs}ms`,
     startTime: `${s.startMs}ms`,
     gracefulStop: `${PLAN.graceMs}ms`,
-    exec: EXEC[s.type],
+    exec: custom ? s.exec : EXEC[s.type],
   };
+  if (custom && s.params) {
+    scenarios[s.name].env = s.params;
+  }
 }
 if (TARGET.redis && TARGET.redis.tls) {
   throw new Error('benchrun.js: TLS to Redis is not supported by this version of the k6 Redis client');
