@@ -46,6 +46,8 @@ const (
 	EnvRedisUsername = "BENCHRUN_REDIS_USERNAME"
 	// EnvRedisPassword is filled from a Secret: the Redis password.
 	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
+	// EnvRedisTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS Redis endpoint.
+	EnvRedisTLSCA = "BENCHRUN_REDIS_TLS_CA"
 	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
 	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
 )
@@ -331,6 +333,13 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 			secrets = append(secrets, SecretEnv{Name: name, Secret: *ref})
 		}
 	}
+	addExternalSecrets := func(e *v1alpha1.ExternalTarget) {
+		addSecret(EnvRedisUsername, e.UsernameSecretRef)
+		addSecret(EnvRedisPassword, e.PasswordSecretRef)
+		if e.TLS != nil && e.TLS.Enabled {
+			addSecret(EnvRedisTLSCA, e.TLS.CASecretRef)
+		}
+	}
 	byRole := map[string][]string{}
 	for _, ep := range endpoints {
 		byRole[ep.Role] = append(byRole[ep.Role], ep.Address)
@@ -352,8 +361,7 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addSecret(EnvHeTuAuthKey, t.HeTu.AuthKeySecretRef)
 		if b := t.HeTu.Backend.External; b != nil {
 			out.Redis = externalRedis(b)
-			addSecret(EnvRedisUsername, b.UsernameSecretRef)
-			addSecret(EnvRedisPassword, b.PasswordSecretRef)
+			addExternalSecrets(b)
 		} else if b := t.HeTu.Backend.Redis; b != nil {
 			out.Redis = redisAddrs()
 			addSecret(EnvRedisPassword, b.PasswordSecretRef)
@@ -368,8 +376,7 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addSecret(EnvHeTuAuthKey, e.AuthKeySecretRef)
 	case t.External != nil:
 		out.Redis = externalRedis(t.External)
-		addSecret(EnvRedisUsername, t.External.UsernameSecretRef)
-		addSecret(EnvRedisPassword, t.External.PasswordSecretRef)
+		addExternalSecrets(t.External)
 	}
 	return out, secrets
 }

@@ -182,3 +182,23 @@ func TestScriptScenarioEntry(t *testing.T) {
 		t.Error("a file outside the work directory was written")
 	}
 }
+
+func TestExternalTLSCAFromSecret(t *testing.T) {
+	run := hetuRun()
+	run.Spec.Load.Scenarios = []v1alpha1.Scenario{{Name: "g", Type: v1alpha1.ScenarioRedisGet}}
+	run.Spec.Target = v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{
+		Kind: v1alpha1.ExternalRedis, Addresses: []string{"r-1.tair.aliyuncs.com:6380"},
+		TLS: &v1alpha1.TLSSpec{Enabled: true, CASecretRef: &v1alpha1.SecretKeyRef{Name: "tair", Key: "ca.pem"}},
+	}}
+	inv, err := ForRunner(run, nil, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.SecretEnv) != 1 || inv.SecretEnv[0].Name != EnvRedisTLSCA || inv.SecretEnv[0].Secret.Key != "ca.pem" {
+		t.Fatalf("secret env: %+v", inv.SecretEnv)
+	}
+	run.Spec.Target.External.TLS.Enabled = false
+	if inv, _ = ForRunner(run, nil, 0, 1); len(inv.SecretEnv) != 0 {
+		t.Fatalf("CA asked for with TLS off: %+v", inv.SecretEnv)
+	}
+}

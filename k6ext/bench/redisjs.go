@@ -45,6 +45,13 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 		rc.opts.Username = str(obj["username"])
 		rc.opts.DB = int(num(obj["db"]))
 		rc.keyspace = num(obj["keyspace"])
+		if b, _ := obj["tls"].(bool); b {
+			cfg, err := TLSConfig(str(obj["tlsServerName"]), str(obj["tlsCA"]), obj["tlsInsecure"] == true)
+			if err != nil {
+				common.Throw(rt, err)
+			}
+			rc.opts.TLS = cfg
+		}
 		if p := str(obj["prefix"]); p != "" {
 			rc.prefix = p
 		}

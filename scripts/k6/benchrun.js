@@ -8,6 +8,7 @@
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
 //   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
+//   BENCHRUN_REDIS_TLS_CA: PEM CA bundle for TLS to Redis (from the target's caSecretRef)
 //
 // Each plan scenario becomes a constant-vus k6 scenario of the same name; calls are issued
 // and recorded by the Go hot paths of k6/x/benchrun and k6/x/hetu. Scenario params:
@@ -35,6 +36,7 @@ if (!PLAN || !Array.isArray(PLAN.scenarios) || PLAN.scenarios.length === 0) {
 const CREDS = {
   redisUser: __ENV.BENCHRUN_REDIS_USERNAME || '',
   redisPassword: __ENV.BENCHRUN_REDIS_PASSWORD || '',
+  redisTLSCA: __ENV.BENCHRUN_REDIS_TLS_CA || '',
   hetuKey: __ENV.BENCHRUN_HETU_AUTHKEY || '',
 };
 
@@ -77,9 +79,6 @@ for (const s of PLAN.scenarios) {
     scenarios[s.name].env = s.params;
   }
 }
-if (TARGET.redis && TARGET.redis.tls) {
-  throw new Error('benchrun.js: TLS to Redis is not supported by this version of the k6 Redis client');
-}
 
 export const options = {
   scenarios,
@@ -121,6 +120,10 @@ function newRedis(addr, s) {
     addr,
     username: CREDS.redisUser,
     password: CREDS.redisPassword,
+    tls: !!(TARGET.redis && TARGET.redis.tls),
+    tlsServerName: (TARGET.redis && TARGET.redis.tlsServerName) || '',
+    tlsInsecure: !!(TARGET.redis && TARGET.redis.tlsInsecure),
+    tlsCA: CREDS.redisTLSCA,
     keyspace: s ? s.keySpace : 0,
     prefix: 'benchrun:',
   });
