@@ -457,6 +457,68 @@ spec:
 	}
 }
 
+// TestRunScript runs a custom script scenario from a ConfigMap of the run file next to a
+// built-in one; its params reach it as environment variables.
+func TestRunScript(t *testing.T) {
+	needRedis(t)
+	file := writeFile(t, "script.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: my-script}
+data:
+  script.js: |
+    import benchrun from 'k6/x/benchrun';
+    export default function () {
+      benchrun.record(0.1, __ENV.GREETING || 'missing');
+    }
+---
+apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-script
+spec:
+  target:
+    redis: {mode: single}
+  load:
+    workers: 1
+    tasksPerWorker: 2
+    duration: 2s
+    scenarios:
+    - name: ping
+      type: redis.ping
+    - name: mine
+      type: script
+      script: {configMapName: my-script}
+      params: {GREETING: hello}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if len(doc.Scenarios) != 2 {
+		t.Fatalf("%d scenarios", len(doc.Scenarios))
+	}
+	if s := doc.Scenarios[1]; s.Name != "mine" || s.Calls == 0 || s.ReturnValues["hello"] != s.Calls {
+		t.Errorf("script scenario %s: %d calls, %v", s.Name, s.Calls, s.ReturnValues)
+	}
+
+	missing := newCLI(t, nil, "run", "-f", writeFile(t, "bad.yaml", strings.Replace(mustRead(t, file), "name: my-script}", "name: other}", 1)),
+		"--out-dir", filepath.Join(t.TempDir(), "out"))
+	if code := missing.run(t); code != exitFailed || !strings.Contains(missing.stderr.String(), `ConfigMap "my-script" not found`) {
+		t.Errorf("missing ConfigMap: exit %d\n%s", code, missing.stderr.String())
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestRunHeTu runs the four HeTu RPC scenarios against two servers of the real HeTu bench
 // app (VUs spread over both) on one Redis back end.
 func TestRunHeTu(t *testing.T) {

@@ -28,6 +28,7 @@ const runnerStopGrace = 30 * time.Second
 type runner struct {
 	index  int
 	inv    plan.Invocation
+	script string // entry script path
 	api    string // k6 REST API address
 	result string // result document path
 	log    string
@@ -85,11 +86,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		count = max(1, int(run.Spec.Load.Runners.Parallelism))
 	}
 	scriptDir := filepath.Join(root, "scripts", "k6")
+	scripts, err := scriptSources(run, f.Objects)
+	if err != nil {
+		return fail("%s: %v", *file, err)
+	}
+	withScripts := plan.WithScripts(scripts)
 	// A dry plan with placeholder endpoints catches plan errors (unsupported scenario types,
 	// too many runners) and names the secrets before a target is started.
 	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"}}
 	for i := range count {
-		if _, err := plan.ForRunnerIn(scriptDir, run, dry, i, count); err != nil {
+		if _, err := plan.ForRunnerIn(scriptDir, run, dry, i, count, withScripts); err != nil {
 			return fail("%v", err)
 		}
 	}
@@ -97,7 +103,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", *file, err)
 	}
-	inv0, _ := plan.ForRunnerIn(scriptDir, run, dry, 0, count)
+	inv0, _ := plan.ForRunnerIn(scriptDir, run, dry, 0, count, withScripts)
 	secretEnv := make([]string, 0, len(inv0.SecretEnv))
 	for _, se := range inv0.SecretEnv {
 		v, err := secrets.Get(se.Secret)
@@ -154,11 +160,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	runners := make([]*runner, count)
 	for i := range count {
-		inv, err := plan.ForRunnerIn(scriptDir, run, eps, i, count)
+		inv, err := plan.ForRunnerIn(scriptDir, run, eps, i, count, withScripts)
 		if err != nil {
 			return fail("%v", err)
 		}
-		runners[i] = &runner{index: i, inv: inv,
+		// Script scenarios: the plan's generated entry module and scripts go to a work dir.
+		script, err := inv.Materialize(filepath.Join(*outDir, "scripts", fmt.Sprintf("runner-%d", i)))
+		if err != nil {
+			return fail("%v", err)
+		}
+		runners[i] = &runner{index: i, inv: inv, script: script,
 			result: filepath.Join(*outDir, fmt.Sprintf("runner-%d.json", i)),
 			log:    filepath.Join(*outDir, fmt.Sprintf("runner-%d.log", i))}
 	}
@@ -244,7 +255,7 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 		}
 		args = append(args, a)
 	}
-	args = append(args, "--address", r.api, "--out", "benchrun="+r.result, r.inv.Script)
+	args = append(args, "--address", r.api, "--out", "benchrun="+r.result, r.script)
 	cmd := exec.Command(k6, args...)
 	env := make([]string, 0, len(os.Environ())+len(r.inv.Env)+len(secretEnv)+1)
 	for _, kv := range os.Environ() {
