@@ -248,13 +248,7 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 		return err
 	}
 	r.api = "127.0.0.1:" + strconv.Itoa(port)
-	args := []string{"run"}
-	for _, a := range r.inv.Args {
-		if a == "--no-summary" { // k6 v1 flag; k6 v2 spells it --summary-mode=disabled
-			a = "--summary-mode=disabled"
-		}
-		args = append(args, a)
-	}
+	args := append([]string{"run"}, r.inv.Args...)
 	args = append(args, "--address", r.api, "--out", "benchrun="+r.result, r.script)
 	cmd := exec.Command(k6, args...)
 	env := make([]string, 0, len(os.Environ())+len(r.inv.Env)+len(secretEnv)+1)
