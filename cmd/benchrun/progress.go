@@ -16,8 +16,9 @@ var jsonUnmarshal = json.Unmarshal
 
 // progress draws one live line per scenario on a terminal: elapsed/remaining time and the
 // current calls/s, summed over the runners. Calls come from the benchrun_calls counter of
-// scripts/k6/benchrun.js, read through each k6 process' REST API (--address) once a second.
-// The clock starts when the first calls are counted (k6 runs setup() first).
+// scripts/k6/benchrun.js (iterations for custom scripts), read through each k6 process' REST
+// API (--address) once a second. The clock starts when the first calls or iterations are
+// counted (k6 runs setup() first).
 type progress struct {
 	w       io.Writer
 	spec    plan.Spec
@@ -34,11 +35,11 @@ func newProgress(w io.Writer, spec plan.Spec, runners []*runner) *progress {
 	return p
 }
 
-// calls sums the runners' benchrun_calls counters.
-func (p *progress) calls() float64 {
+// counter sums a k6 counter metric over the runners.
+func (p *progress) counter(name string) float64 {
 	var total float64
 	for _, r := range p.runners {
-		resp, err := p.client.Get("http://" + r.api + "/v1/metrics/benchrun_calls")
+		resp, err := p.client.Get("http://" + r.api + "/v1/metrics/" + name)
 		if err != nil {
 			continue
 		}
@@ -57,15 +58,27 @@ func (p *progress) calls() float64 {
 	return total
 }
 
+// rate tracks the per-second rate of a growing count.
+type rate struct {
+	last  float64
+	lastT time.Time
+	value float64
+}
+
+func (r *rate) update(count float64, now time.Time) {
+	if dt := now.Sub(r.lastT).Seconds(); !r.lastT.IsZero() && dt > 0 {
+		r.value = (count - r.last) / dt
+	}
+	r.last, r.lastT = count, now
+}
+
 func (p *progress) run() {
 	defer p.wg.Done()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var start time.Time
-	var lastCalls float64
-	lastT := time.Now()
+	var calls, iters rate
 	cur := -1
-	rate := 0.0
 	for {
 		select {
 		case <-p.done:
@@ -76,17 +89,14 @@ func (p *progress) run() {
 		case <-tick.C:
 		}
 		now := time.Now()
-		c := p.calls()
-		if dt := now.Sub(lastT).Seconds(); dt > 0 {
-			rate = (c - lastCalls) / dt
-		}
-		lastCalls, lastT = c, now
+		calls.update(p.counter("benchrun_calls"), now)
+		iters.update(p.counter("iterations"), now)
 		if start.IsZero() {
-			if c == 0 {
+			if calls.last == 0 && iters.last == 0 {
 				_, _ = fmt.Fprintf(p.w, "\r  preparing (k6 setup)...\x1b[K")
 				continue
 			}
-			start = now.Add(-time.Second / 2)
+			start = now.Add(-time.Second / 2) // the first scenario began since the last poll
 		}
 		elapsed := now.Sub(start)
 		i := p.scenarioAt(elapsed)
@@ -97,10 +107,15 @@ func (p *progress) run() {
 			cur = i
 		}
 		s := p.spec.Scenarios[i]
+		// Custom scripts record calls themselves; k6 only knows their iterations.
+		value, unit := calls.value, "calls/s"
+		if s.Type == "script" {
+			value, unit = iters.value, "iterations/s"
+		}
 		dur := time.Duration(s.DurationMs) * time.Millisecond
-		in := min(max(elapsed-time.Duration(s.StartMs)*time.Millisecond, 0), dur)
-		_, _ = fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s (%s left)  %s calls/s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
-			bar(in, dur, 24), in.Round(time.Second), dur.Round(time.Second), (dur - in).Round(time.Second), thousands(rate))
+		in := min(max(elapsed-time.Duration(s.StartMs)*time.Millisecond, 0), dur).Truncate(time.Second)
+		_, _ = fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s (%s left)  %s %s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
+			bar(in, dur, 24), in, dur.Round(time.Second), (dur - in).Round(time.Second), thousands(value), unit)
 	}
 }
 
