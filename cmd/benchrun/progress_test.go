@@ -53,4 +53,3 @@ func TestBarAndThousands(t *testing.T) {
 		}
 	}
 }
-
