@@ -359,6 +359,8 @@ stop() {
 down() {
   [ "$(id -u)" = 0 ] || die "needs root"
   [ -d "$DATA" ] || { log "no cluster in $DATA"; return 0; }
+  # best effort from here on: one failed step must not leave the rest behind
+  set +e +o pipefail
   local ns i n t c p
   # 1. let the kubelet tear pods down through CRI (CNI DEL, volume unmounts)
   if running kubelet && running kube-apiserver; then
