@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/internal/runner"
 	"github.com/benchrun/benchrun/internal/target"
@@ -70,7 +71,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		merged.Partial = true
 		merged.PartialReasons = append(merged.PartialReasons, missing...)
 	}
-	sum := results.Summarize(merged, summaryOptions(run))
+	sum := results.Summarize(merged, plan.SummaryOptions(run))
 	st.Results = toScenarioResults(sum.Scenarios)
 	st.BestCPS = bestCPS(sum.Scenarios)
 	st.Partial = sum.Partial
@@ -101,22 +102,6 @@ func loadComplete(st *v1alpha1.BenchmarkRunStatus) *metav1.Condition {
 		}
 	}
 	return nil
-}
-
-// summaryOptions are ya's rules adjusted by load.trim.
-func summaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
-	opts := results.DefaultOptions()
-	trim := run.Spec.Load.Trim
-	if trim.DropPercent != nil {
-		opts.TrimFraction = float64(*trim.DropPercent) / 100
-	}
-	if trim.WarmUp != nil {
-		opts.WarmUp = trim.WarmUp.Duration
-	}
-	if trim.CoolDown != nil {
-		opts.CoolDown = trim.CoolDown.Duration
-	}
-	return opts
 }
 
 // toScenarioResults converts the summaries to the API type (same JSON keys; the API keeps

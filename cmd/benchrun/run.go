@@ -223,7 +223,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	opts := summaryOptions(run)
+	opts := plan.SummaryOptions(run)
 	sum := results.Summarize(doc, opts)
 	if err := writeReports(*outDir, run.Name, doc, sum); err != nil {
 		return fail("writing reports: %v", err)
@@ -394,22 +394,6 @@ func logTail(path string) string {
 		lines = lines[len(lines)-10:]
 	}
 	return "\nlast lines of " + path + ":\n  " + strings.Join(lines, "\n  ")
-}
-
-// summaryOptions maps spec.load.trim to the summary options.
-func summaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
-	opts := results.DefaultOptions()
-	t := run.Spec.Load.Trim
-	if t.DropPercent != nil {
-		opts.TrimFraction = float64(*t.DropPercent) / 100
-	}
-	if t.WarmUp != nil {
-		opts.WarmUp = t.WarmUp.Duration
-	}
-	if t.CoolDown != nil {
-		opts.CoolDown = t.CoolDown.Duration
-	}
-	return opts
 }
 
 // writeReports writes report.md, results.json (summary) and merged.json (result document).

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/resp"
 )
 
 func needRedis(t *testing.T) {
@@ -76,11 +77,11 @@ func TestRedisSingleConfigAndPassword(t *testing.T) {
 		t.Fatalf("endpoints %v", eps)
 	}
 	a := eps[0].Address
-	if _, err := redisDo(ctx, a, "", "PING"); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+	if _, err := resp.Do(ctx, a, "", "PING"); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
 		t.Errorf("PING without password: %v, want NOAUTH", err)
 	}
 	for key, want := range map[string]string{"maxmemory": "67108864", "io-threads": "2", "bind": "127.0.0.1"} {
-		got, err := redisDo(ctx, a, "p@ss word", "CONFIG", "GET", key)
+		got, err := resp.Do(ctx, a, "p@ss word", "CONFIG", "GET", key)
 		if err != nil || !strings.HasPrefix(got, key+"\n"+want) {
 			t.Errorf("CONFIG GET %s = %q, %v; want %s", key, got, err, want)
 		}
@@ -92,7 +93,7 @@ func TestRedisSingleConfigAndPassword(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("temp dir %s left behind", dir)
 	}
-	if _, err := redisDo(ctx, a, "p@ss word", "PING"); err == nil {
+	if _, err := resp.Do(ctx, a, "p@ss word", "PING"); err == nil {
 		t.Error("server still answers after Stop")
 	}
 	if left := markedProcesses(t, marker); len(left) > 0 {
@@ -122,16 +123,16 @@ func TestRedisHA(t *testing.T) {
 	if len(roles["master"]) != 1 || len(roles["replica"]) != 2 || len(roles["sentinel"]) != 3 {
 		t.Fatalf("endpoints by role: %v", roles)
 	}
-	if _, err := redisDo(ctx, roles["master"][0], "", "SET", "k", "v"); err != nil {
+	if _, err := resp.Do(ctx, roles["master"][0], "", "SET", "k", "v"); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range roles["replica"] {
-		info, err := redisDo(ctx, r, "", "INFO", "replication")
+		info, err := resp.Do(ctx, r, "", "INFO", "replication")
 		if err != nil || !strings.Contains(info, "role:slave") {
 			t.Errorf("replica %s: %v %q", r, err, info)
 		}
 	}
-	got, err := redisDo(ctx, roles["sentinel"][0], "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
+	got, err := resp.Do(ctx, roles["sentinel"][0], "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
 	if err != nil || strings.ReplaceAll(got, "\n", ":") != roles["master"][0] {
 		t.Errorf("sentinel master = %q, %v", got, err)
 	}
@@ -251,7 +252,7 @@ func TestUnicodePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tgt.Stop() }()
-	if got, err := redisDo(context.Background(), tgt.Endpoints()[0].Address, pw, "PING"); err != nil || got != "PONG" {
+	if got, err := resp.Do(context.Background(), tgt.Endpoints()[0].Address, pw, "PING"); err != nil || got != "PONG" {
 		t.Errorf("PING with the password: %q %v", got, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/resp"
 )
 
 // sentinelMaster is the master name the local sentinels monitor.
@@ -129,7 +130,7 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 	}
 	for _, r := range reps {
 		if err := waitFor(ctx, t.engine()+" replica "+r.addr, r.p, func(ctx context.Context) error {
-			info, err := redisDo(ctx, r.addr, t.password, "INFO", "replication")
+			info, err := resp.Do(ctx, r.addr, t.password, "INFO", "replication")
 			if err != nil {
 				return err
 			}
@@ -153,7 +154,7 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 	}
 	for _, s := range sents {
 		if err := waitFor(ctx, t.engine()+" sentinel "+s.addr, s.p, func(ctx context.Context) error {
-			got, err := redisDo(ctx, s.addr, "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
+			got, err := resp.Do(ctx, s.addr, "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
 			if err != nil {
 				return err
 			}
@@ -170,7 +171,7 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 
 // ping checks that the server answers PING (and AUTH) and has loaded its data.
 func (t *redisTarget) ping(ctx context.Context, address string) error {
-	got, err := redisDo(ctx, address, t.password, "PING")
+	got, err := resp.Do(ctx, address, t.password, "PING")
 	if err != nil {
 		return err
 	}

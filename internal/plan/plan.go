@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // ScriptDir is where the runner image keeps scripts/k6.
@@ -422,4 +423,21 @@ func share(n, index, count int) int {
 		s++
 	}
 	return s
+}
+
+// SummaryOptions are the seeds' statistics rules (internal/results) adjusted by the run's
+// spec.load.trim: the operator's status and the local runner's tables use the same.
+func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
+	opts := results.DefaultOptions()
+	trim := run.Spec.Load.Trim
+	if trim.DropPercent != nil {
+		opts.TrimFraction = float64(*trim.DropPercent) / 100
+	}
+	if trim.WarmUp != nil {
+		opts.WarmUp = trim.WarmUp.Duration
+	}
+	if trim.CoolDown != nil {
+		opts.CoolDown = trim.CoolDown.Duration
+	}
+	return opts
 }

@@ -4,17 +4,15 @@
 package redisrole
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/internal/resp"
 )
 
 // Label is the pod label holding the role: master or replica.
@@ -23,49 +21,12 @@ const Label = "bench.benchrun.io/redis-role"
 // Role asks the Redis server at addr for its role with the ROLE command (after AUTH when
 // password is set): master, replica or sentinel.
 func Role(ctx context.Context, addr, password string) (string, error) {
-	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	reply, err := resp.Do(ctx, addr, password, "ROLE")
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = conn.Close() }()
-	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
-	r := bufio.NewReader(conn)
-	if password != "" {
-		if _, err := conn.Write(command("AUTH", password)); err != nil {
-			return "", err
-		}
-		line, err := readLine(r)
-		if err != nil {
-			return "", err
-		}
-		if !strings.HasPrefix(line, "+OK") {
-			return "", fmt.Errorf("AUTH refused") // the reply may echo nothing secret, but keep it out of logs
-		}
-	}
-	if _, err := conn.Write(command("ROLE")); err != nil {
-		return "", err
-	}
-	line, err := readLine(r)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasPrefix(line, "*") {
-		return "", fmt.Errorf("ROLE: unexpected reply %q", line)
-	}
-	head, err := readLine(r)
-	if err != nil {
-		return "", err
-	}
-	n, err := strconv.Atoi(strings.TrimPrefix(head, "$"))
-	if !strings.HasPrefix(head, "$") || err != nil || n < 0 || n > 64 {
-		return "", fmt.Errorf("ROLE: unexpected reply %q", head)
-	}
-	buf := make([]byte, n+2)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return "", err
-	}
-	switch role := string(buf[:n]); role {
+	// ROLE answers an array whose first element is the role; resp joins elements with newlines.
+	switch role, _, _ := strings.Cut(reply, "\n"); role {
 	case "master", "sentinel":
 		return role, nil
 	case "slave", "replica":
@@ -73,25 +34,6 @@ func Role(ctx context.Context, addr, password string) (string, error) {
 	default:
 		return "", fmt.Errorf("ROLE: unknown role %q", role)
 	}
-}
-
-// command encodes a RESP array of bulk strings.
-func command(args ...string) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return []byte(b.String())
-}
-
-// readLine reads one RESP line without its CRLF.
-func readLine(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimRight(line, "\r\n"), nil
 }
 
 // Follower labels its own pod with the role of the Redis server beside it.

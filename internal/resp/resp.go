@@ -1,4 +1,7 @@
-package local
+// Package resp is a minimal one-shot Redis protocol client for control-plane checks (is the
+// server up, what is its role): one connection per command, the reply as text. The load hot
+// path has its own persistent client in k6ext/bench.
+package resp
 
 import (
 	"bufio"
@@ -11,10 +14,10 @@ import (
 	"time"
 )
 
-// redisDo sends one command to a Redis-protocol server and returns the reply as text:
+// Do sends one command to a Redis-protocol server and returns the reply as text:
 // simple and bulk strings as they are, integers in decimal, arrays joined with newlines.
 // An error reply is returned as an error. AUTH is sent first when password is set.
-func redisDo(ctx context.Context, address, password string, args ...string) (string, error) {
+func Do(ctx context.Context, address, password string, args ...string) (string, error) {
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -85,27 +88,4 @@ func readReply(r *bufio.Reader) (string, error) {
 		return strings.Join(parts, "\n"), nil
 	}
 	return "", fmt.Errorf("unexpected reply %q", line)
-}
-
-// waitFor calls check every 100 ms until it succeeds, the process exits or ctx ends; the
-// error names the last failure.
-func waitFor(ctx context.Context, what string, p *Process, check func(context.Context) error) error {
-	var last error
-	for {
-		if last = check(ctx); last == nil {
-			return nil
-		}
-		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited during start (%w): %w%s", what, p.Err(), last, p.logTail())
-		}
-		select {
-		case <-ctx.Done():
-			tail := ""
-			if p != nil {
-				tail = p.logTail()
-			}
-			return fmt.Errorf("%s not ready: %w%s", what, last, tail)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
