@@ -11,8 +11,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/benchrun/benchrun/k6ext/ctxwatch"
 )
 
 // RedisOptions configures a Redis connection.
@@ -73,9 +74,7 @@ type Conn struct {
 	scratch []byte
 	// sent and recv count bytes written to and read from the socket.
 	sent, recv int64
-	stopWatch  func() bool
-	mu         sync.Mutex // guards watched against the context callback
-	watched    context.Context
+	watch      ctxwatch.Watcher
 }
 
 // countingConn counts the bytes moved through a net.Conn.
@@ -145,34 +144,13 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 	return c, nil
 }
 
-// Watch makes blocked reads and writes fail as soon as ctx is done (k6 interrupts a VU by
-// cancelling its context, one per iteration). Calling it again with the same ctx is cheap.
-func (c *Conn) Watch(ctx context.Context) {
-	if ctx == c.watched || ctx == nil {
-		return
-	}
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
-	c.mu.Lock()
-	c.watched = ctx
-	_ = c.conn.SetDeadline(time.Time{})
-	c.mu.Unlock()
-	c.stopWatch = context.AfterFunc(ctx, func() {
-		// The callback may run after the next iteration started watching its own context.
-		c.mu.Lock()
-		if c.watched == ctx {
-			_ = c.conn.SetDeadline(time.Now())
-		}
-		c.mu.Unlock()
-	})
-}
+// Watch makes blocked reads and writes fail as soon as ctx is done (k6 cancels a VU's
+// context at the end of every iteration and on interrupt).
+func (c *Conn) Watch(ctx context.Context) { c.watch.Watch(ctx, c.conn) }
 
 // Close closes the connection.
 func (c *Conn) Close() error {
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
+	c.watch.Stop()
 	return c.conn.Close()
 }
 

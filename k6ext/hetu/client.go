@@ -12,10 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/benchrun/benchrun/k6ext/ctxwatch"
 )
 
 // Layers names the packet layers a server is configured with.
@@ -86,9 +87,7 @@ type Conn struct {
 	// DroppedPushes counts pushes dropped because Pushes was full.
 	DroppedPushes int64
 	sent, recv    int64
-	stopWatch     func() bool
-	mu            sync.Mutex // guards watched against the context callback
-	watched       context.Context
+	watch         ctxwatch.Watcher
 }
 
 // URL returns the WebSocket URL of an instance: rawURL as given when it already has a
@@ -211,34 +210,11 @@ func (c *Conn) handshake(o Options) error {
 
 // Watch makes blocked reads and writes fail as soon as ctx is done (k6 cancels a VU's
 // context at the end of every iteration and on interrupt).
-func (c *Conn) Watch(ctx context.Context) {
-	if ctx == c.watched || ctx == nil {
-		return
-	}
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
-	c.mu.Lock()
-	c.watched = ctx
-	_ = c.ws.SetReadDeadline(time.Time{})
-	_ = c.ws.SetWriteDeadline(time.Time{})
-	c.mu.Unlock()
-	c.stopWatch = context.AfterFunc(ctx, func() {
-		// The callback may run after the next iteration started watching its own context.
-		c.mu.Lock()
-		if c.watched == ctx {
-			_ = c.ws.SetReadDeadline(time.Now())
-			_ = c.ws.SetWriteDeadline(time.Now())
-		}
-		c.mu.Unlock()
-	})
-}
+func (c *Conn) Watch(ctx context.Context) { c.watch.Watch(ctx, c.ws) }
 
 // Close closes the connection.
 func (c *Conn) Close() error {
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
+	c.watch.Stop()
 	return c.ws.Close()
 }
 
