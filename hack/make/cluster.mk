@@ -56,6 +56,14 @@ helm-install: $(HELM) ## helm upgrade --install the chart (CRDs applied server-s
 	KUBECONFIG=$(CHART_KUBECONFIG) $(HELM) upgrade --install $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) \
 		--create-namespace --wait --timeout 5m $(CHART_VALUES)
 
+.PHONY: redis-operator-install
+redis-operator-install: ## Install the OT redis-operator v0.23.0 (image from `make images IMAGES=redis-operator`).
+	KUBECONFIG=$(CHART_KUBECONFIG) hack/local-cluster/redis-operator.sh install
+
+.PHONY: chart-smoke
+chart-smoke: $(HELM) ## Dry-run + helm install + a 30 s quick-start BenchmarkRun on the cluster; prints its status.
+	KUBECONFIG=$(CHART_KUBECONFIG) HELM=$(HELM) hack/local-cluster/smoke.sh
+
 .PHONY: helm-uninstall
 helm-uninstall: $(HELM) ## Uninstall the release (the CRD and the BenchmarkRuns stay).
 	KUBECONFIG=$(CHART_KUBECONFIG) $(HELM) uninstall $(CHART_RELEASE) -n $(CHART_NAMESPACE) --wait
