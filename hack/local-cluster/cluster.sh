@@ -10,6 +10,7 @@
 #   down        deletes workloads, stops every process it started (by recorded PID), removes
 #               iptables chains, cni0, mounts, kubelet cgroups and restores the sysctls it set;
 #               keeps the cached binaries, images, certs and containerd's image store
+#               (down --purge: also certs and containerd's store; binaries and image tarballs stay)
 #   status      processes, node and pods; exit 0 only when every component runs
 #   kubeconfig  prints the admin kubeconfig path
 #   load [TAR]  imports image tarballs (default: all in $BENCHRUN_CACHE/images) that changed
@@ -423,6 +424,10 @@ down() {
   # 7. cluster state (certs, logs of this run and containerd's image store are kept)
   rm -rf "$DATA/etcd" "$DATA/kubelet" "$DATA/pod-logs" "$DATA/cni" "$DATA/pids" "$RUN"
   [ -d "$LOGS" ] && { rm -rf "$DATA/logs.prev"; mv "$LOGS" "$DATA/logs.prev"; }
+  if [ "${1:-}" = --purge ]; then
+    # also certificates and containerd's image store (~2.4 GB with every image imported)
+    rm -rf "$DATA"; log "down, $DATA purged (binaries and image tarballs kept)"; return 0
+  fi
   log "down (logs of this run in $DATA/logs.prev)"
 }
 crictl_pods() { ctrk tasks ls -q 2>/dev/null | wc -l; }
@@ -444,9 +449,9 @@ status() {
 
 case "${1:-}" in
 up) up ;;
-down) down ;;
+down) down "${2:-}" ;;
 status) status ;;
 kubeconfig) echo "$ADMIN_KC" ;;
 load) shift; import_images "$@" ;;
-*) echo "usage: $0 up|down|status|kubeconfig|load [IMAGE.tar...]" >&2; exit 2 ;;
+*) echo "usage: $0 up|down [--purge]|status|kubeconfig|load [IMAGE.tar...]" >&2; exit 2 ;;
 esac
