@@ -208,6 +208,7 @@ build_proxy() {
   mkdir -p "$r/opt/camellia/lib" "$r/build" "$CACHE/m2"
   cp "$HERE/camellia/pom.xml" "$r/build/"; mkdir -p "$r/build/src/io/benchrun/proxy"
   cp "$HERE/camellia/Main.java" "$r/build/src/io/benchrun/proxy/"
+  mkdir -p "$r/build/ca"; cp /usr/local/share/ca-certificates/*.crt "$r/build/ca/" 2>/dev/null || true
   mkdir -p "$r/root/.m2" && mount --bind "$CACHE/m2" "$r/root/.m2"
   mount -t proc proc "$r/proc"
   local rc=0
@@ -216,6 +217,13 @@ build_proxy() {
     apt-get update -q >/dev/null
     apt-get install -y -q --no-install-recommends openjdk-17-jdk-headless maven >/dev/null
     cd /build
+    # TLS to Maven Central may be intercepted by a CA only the host trusts: a build-only
+    # truststore (Java default + the host local CAs), never written into the image
+    cp /etc/ssl/certs/java/cacerts /build/trust.jks
+    for c in /build/ca/*.crt; do
+      [ -f "$c" ] && keytool -importcert -noprompt -keystore /build/trust.jks -storepass changeit -alias "$(basename "$c")" -file "$c" >/dev/null
+    done
+    export MAVEN_OPTS="-Djavax.net.ssl.trustStore=/build/trust.jks -Djavax.net.ssl.trustStorePassword=changeit"
     mvn -B -q dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=/opt/camellia/lib
     javac -proc:none -cp "/opt/camellia/lib/*" -d /build/classes src/io/benchrun/proxy/Main.java
     cd classes && jar cf /opt/camellia/lib/benchrun-proxy.jar io

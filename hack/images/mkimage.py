@@ -30,6 +30,8 @@ with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(a.out))) as
     layer = os.path.join(tmp, "layer.tar")
     subprocess.check_call([
         "tar", "--numeric-owner", "--xattrs", "--sort=name", "-C", a.rootfs,
+        # --xattrs means pax headers: without atime/ctime and the PID in their names
+        "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
         "--exclude=./proc/*", "--exclude=./sys/*", "--exclude=./dev/*",
         "--exclude=./var/cache/apt/archives/*.deb", "--exclude=./var/lib/apt/lists/*",
         "--exclude=./var/cache/apt/*.bin", "--exclude=./var/log/*",

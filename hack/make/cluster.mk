@@ -13,6 +13,10 @@ CHART_NAMESPACE ?= benchrun-system
 CHART_RELEASE ?= benchrun
 CHART_VALUES ?=
 IMAGES ?= core
+# The locally built manager image keeps its tag (:dev) when rebuilt: pass its config digest as a
+# pod annotation so `make helm-install` rolls the manager onto a rebuilt image.
+MANAGER_IMAGE_ID = $(word 2,$(shell cat $(BENCHRUN_CACHE)/images/manager.tar.id 2>/dev/null))
+MANAGER_IMAGE_ID_SET = $(if $(MANAGER_IMAGE_ID),--set-string 'podAnnotations.benchrun\.io/image-id=$(subst :,-,$(MANAGER_IMAGE_ID))')
 
 ##@ Local cluster
 
@@ -54,7 +58,7 @@ deploy-local: cluster-up images helm-install ## Local cluster + images + the cha
 helm-install: $(HELM) ## helm upgrade --install the chart (CRDs applied server-side first, so they upgrade too).
 	KUBECONFIG=$(CHART_KUBECONFIG) $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin/kubectl apply --server-side --force-conflicts -f charts/benchrun/crds/
 	KUBECONFIG=$(CHART_KUBECONFIG) $(HELM) upgrade --install $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) \
-		--create-namespace --wait --timeout 5m $(CHART_VALUES)
+		--create-namespace --wait --timeout 5m $(MANAGER_IMAGE_ID_SET) $(CHART_VALUES)
 
 .PHONY: redis-operator-install
 redis-operator-install: ## Install the OT redis-operator v0.23.0 (image from `make images IMAGES=redis-operator`).
