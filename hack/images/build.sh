@@ -4,11 +4,12 @@
 # then imported into the local cluster's containerd when it runs (hack/local-cluster/cluster.sh load).
 #
 # Usage: hack/images/build.sh [--no-import] [IMAGE...]      (default: core)
-#   core            pause coredns manager runner redis valkey
+#   core            pause coredns manager runner redis valkey kubectl
 #   extra           redis-operator proxy hetu
 #   all             core + extra
 #   pause           benchrun.local/pause:3.10           sandbox image (hack/images/pause)
 #   coredns         benchrun.local/coredns:v1.12.4      coredns built by hack/build-k8s-binaries.sh all
+#   kubectl         benchrun.local/kubectl:v1.34.4      kubectl (the chart's CRD upgrade hook), uid 65532
 #   manager         benchrun.local/manager:dev          cmd/manager, uid 65532
 #   runner          benchrun.local/k6:dev               cmd/k6 + cmd/benchrun-runner + scripts/k6
 #                                                        (/opt/benchrun/scripts/k6), busybox sh, uid 65532
@@ -40,9 +41,9 @@ IMPORT=yes
 [ "${1:-}" = --no-import ] && { IMPORT=no; shift; }
 WANT=()
 for w in "${@:-core}"; do case $w in
-  core) WANT+=(pause coredns manager runner redis valkey) ;;
+  core) WANT+=(pause coredns manager runner redis valkey kubectl) ;;
   extra) WANT+=(redis-operator proxy hetu) ;;
-  all) WANT+=(pause coredns manager runner redis valkey redis-operator proxy hetu) ;;
+  all) WANT+=(pause coredns manager runner redis valkey kubectl redis-operator proxy hetu) ;;
   *) WANT+=("$w") ;;
 esac; done
 mkdir -p "$IMG"
@@ -86,8 +87,12 @@ mk() { # NAME IMAGE ROOTFS mkimage-args...
   python3 "$HERE/mkimage.py" --name "$image" --rootfs "$root" --out "$IMG/$name.tar" \
     --label "org.opencontainers.image.source=benchrun" "$@" >&2
 }
-# key of a Debian-based image: its recipe (this script) + extra inputs
-key_of() { { sha256sum "$HERE/build.sh" "$HERE/mkimage.py"; echo "$*"; } | sha256sum | cut -c1-16; }
+# key of a Debian-based image: its recipe (the calling build_* function and the helpers it
+# uses, mkimage.py) + extra inputs; editing another image's recipe does not invalidate it
+key_of() {
+  { declare -f "${FUNCNAME[1]}" stage debian_nonroot debootstrap_into debian_cleanup mk
+    sha256sum "$HERE/mkimage.py"; echo "$*"; } | sha256sum | cut -c1-16
+}
 fresh() { [ -f "$IMG/$1.tar" ] && [ -f "$IMG/$1.tar.id" ] && [ "$(cat "$IMG/$1.tar.key" 2>/dev/null)" = "$2" ]; }
 # debootstrap minbase bookworm with PACKAGES into DIR (the .deb downloads are cached)
 debootstrap_into() { # DIR PACKAGES(comma-separated)
@@ -118,6 +123,15 @@ build_coredns() {
   cp "$K8S_BIN/coredns" "$r/coredns"
   flatten_mtimes "$r"
   mk coredns benchrun.local/coredns:v1.12.4 "$r" --entrypoint '["/coredns"]' --port 53/udp --port 53/tcp
+  rm -rf "$r"
+}
+build_kubectl() {
+  [ -x "$K8S_BIN/kubectl" ] || die "no $K8S_BIN/kubectl: run hack/build-k8s-binaries.sh"
+  local r; r=$(stage kubectl)
+  mkdir -p "$r/usr/local/bin"; cp "$K8S_BIN/kubectl" "$r/usr/local/bin/kubectl"
+  flatten_mtimes "$r"
+  mk kubectl benchrun.local/kubectl:v1.34.4 "$r" --entrypoint '["/usr/local/bin/kubectl"]' --user 65532:65532 \
+    --env HOME=/tmp
   rm -rf "$r"
 }
 build_manager() {

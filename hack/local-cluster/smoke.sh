@@ -27,7 +27,7 @@ k create namespace "$NS" --dry-run=client -o yaml | k apply --server-side -f - >
 "$HELM" template benchrun "$ROOT/charts/benchrun" -n "$NS" --include-crds |
   k apply --server-side --dry-run=server -n "$NS" -f - >/dev/null
 log "dry-run ok; applying the CRD server-side (so it upgrades), helm upgrade --install"
-k apply --server-side --force-conflicts -f "$ROOT/charts/benchrun/crds/" >/dev/null
+k apply --server-side --force-conflicts --field-manager=benchrun-chart -f "$ROOT/charts/benchrun/crds/" >/dev/null
 k label namespace "$NS" pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null
 t=$(date +%s.%N)
 "$HELM" upgrade --install benchrun "$ROOT/charts/benchrun" -n "$NS" --wait --timeout 5m >/dev/null

@@ -56,7 +56,7 @@ deploy-local: cluster-up images helm-install ## Local cluster + images + the cha
 
 .PHONY: helm-install
 helm-install: $(HELM) ## helm upgrade --install the chart (CRDs applied server-side first, so they upgrade too).
-	KUBECONFIG=$(CHART_KUBECONFIG) $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin/kubectl apply --server-side --force-conflicts -f charts/benchrun/crds/
+	KUBECONFIG=$(CHART_KUBECONFIG) $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin/kubectl apply --server-side --force-conflicts --field-manager=benchrun-chart -f charts/benchrun/crds/
 	KUBECONFIG=$(CHART_KUBECONFIG) $(HELM) upgrade --install $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) \
 		--create-namespace --wait --timeout 5m $(MANAGER_IMAGE_ID_SET) $(CHART_VALUES)
 
