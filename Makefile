@@ -42,6 +42,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and deepcopy code from th
 	$(CONTROLLER_GEN) rbac:roleName=benchrun-manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@mkdir -p charts/benchrun/crds && cp config/crd/bases/*.yaml charts/benchrun/crds/
+	@hack/sync-chart-rbac.sh
 
 .PHONY: generate
 generate: manifests ## Alias of manifests.
@@ -60,7 +61,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 
 .PHONY: verify-generated
 verify-generated: manifests ## Fail if generated files are not committed.
-	@git diff --exit-code -- api config charts/benchrun/crds || { echo "generated files are stale: run 'make manifests' and commit"; exit 1; }
+	@git diff --exit-code -- api config charts/benchrun/crds charts/benchrun/files || { echo "generated files are stale: run 'make manifests' and commit"; exit 1; }
 
 ##@ Test
 
@@ -86,6 +87,7 @@ build: ## Build the manager binary.
 
 include hack/make/local.mk
 include hack/make/k6.mk
+include hack/make/cluster.mk
 
 ##@ Tools
 
