@@ -81,7 +81,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		code, _ := a.Load.Wait() // cancelling ctx stopped k6
 		return a.finish(StateFailed, "stopped at the start barrier", code, nil)
 	}
-	cpu0, _ := readCPU(a.CgroupDir)
+	cpu0, cpuErr := readCPU(a.CgroupDir)
 	started := a.Now()
 	if err := a.Load.Start(ctx); err != nil {
 		code, _ := a.Load.Wait()
@@ -91,8 +91,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	code, waitErr := a.Load.Wait()
-	cpu1, _ := readCPU(a.CgroupDir)
-	usage := &Usage{CPUSeconds: (cpu1 - cpu0) / 1e6, WallSeconds: a.Now().Sub(started).Seconds(), MemoryPeakBytes: readMemoryPeak(a.CgroupDir)}
+	cpu1, err := readCPU(a.CgroupDir)
+	var usage *Usage // nil when the cgroup cannot be read: reported as unavailable, not as zero
+	if cpuErr == nil && err == nil {
+		usage = &Usage{CPUSeconds: (cpu1 - cpu0) / 1e6, WallSeconds: a.Now().Sub(started).Seconds(), MemoryPeakBytes: readMemoryPeak(a.CgroupDir)}
+	}
 	switch {
 	case waitErr != nil:
 		return a.finish(StateFailed, "k6 failed: "+waitErr.Error(), -1, usage)
@@ -224,28 +227,44 @@ func (a *Agent) update(ctx context.Context, data map[string]string, binary map[s
 	})
 }
 
-// readCPU reads usage_usec from the cgroup v2 cpu.stat.
+// readCPU reads the pod's CPU time in microseconds: usage_usec of the cgroup v2 cpu.stat, or
+// on cgroup v1 nodes cpuacct.usage (nanoseconds) of the cpuacct hierarchy.
 func readCPU(dir string) (float64, error) {
 	f, err := os.Open(filepath.Join(dir, "cpu.stat"))
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "usage_usec "); ok {
-			return strconv.ParseFloat(v, 64)
+	if err == nil {
+		defer func() { _ = f.Close() }()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "usage_usec "); ok {
+				return strconv.ParseFloat(v, 64)
+			}
 		}
 	}
-	return 0, errors.New("no usage_usec in cpu.stat")
+	for _, sub := range []string{"cpuacct", "cpu,cpuacct"} {
+		if ns, ok := readInt(filepath.Join(dir, sub, "cpuacct.usage")); ok {
+			return float64(ns) / 1e3, nil
+		}
+	}
+	return 0, errors.New("no cgroup CPU accounting (cpu.stat usage_usec or cpuacct.usage)")
 }
 
-// readMemoryPeak reads the cgroup v2 memory.peak (0 when unavailable).
+// readMemoryPeak reads the pod's peak memory: cgroup v2 memory.peak, or cgroup v1
+// memory.max_usage_in_bytes (0 when unavailable).
 func readMemoryPeak(dir string) int64 {
-	b, err := os.ReadFile(filepath.Join(dir, "memory.peak"))
-	if err != nil {
-		return 0
+	for _, p := range []string{"memory.peak", filepath.Join("memory", "memory.max_usage_in_bytes")} {
+		if n, ok := readInt(filepath.Join(dir, p)); ok {
+			return n
+		}
 	}
-	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return n
+	return 0
+}
+
+// readInt reads a file holding one integer.
+func readInt(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
 }

@@ -184,3 +184,39 @@ func TestAgentRealK6(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCgroupReadings reads CPU and peak memory from cgroup v2 and cgroup v1 layouts, and
+// reports nothing (not zero) when neither is there.
+func TestCgroupReadings(t *testing.T) {
+	write := func(dir, name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := t.TempDir()
+	write(v2, "cpu.stat", "usage_usec 2500000\nuser_usec 2000000\n")
+	write(v2, "memory.peak", "104857600\n")
+	if cpu, err := readCPU(v2); err != nil || cpu != 2.5e6 {
+		t.Errorf("v2 cpu: %v %v", cpu, err)
+	}
+	if m := readMemoryPeak(v2); m != 100<<20 {
+		t.Errorf("v2 memory: %d", m)
+	}
+	v1 := t.TempDir()
+	write(v1, "cpu,cpuacct/cpuacct.usage", "3000000000\n")
+	write(v1, "memory/memory.max_usage_in_bytes", "52428800\n")
+	if cpu, err := readCPU(v1); err != nil || cpu != 3e6 {
+		t.Errorf("v1 cpu: %v %v", cpu, err)
+	}
+	if m := readMemoryPeak(v1); m != 50<<20 {
+		t.Errorf("v1 memory: %d", m)
+	}
+	if _, err := readCPU(t.TempDir()); err == nil {
+		t.Error("CPU read from an empty directory")
+	}
+}

@@ -32,6 +32,7 @@ func (r *redis) operatorObjects() []client.Object {
 		"redisConfig":        map[string]any{"additionalRedisConfig": extra.Name},
 		"podSecurityContext": toMap(PodSecurityContext()),
 		"securityContext":    toMap(ContainerSecurityContext()),
+		"initContainer":      r.operatorInitContainer(),
 	}
 	if len(r.spec.NodeSelector) > 0 {
 		spec["nodeSelector"] = stringMap(r.spec.NodeSelector)
@@ -51,6 +52,7 @@ func (r *redis) operatorObjects() []client.Object {
 			"kubernetesConfig":   map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
 			"podSecurityContext": toMap(PodSecurityContext()),
 			"securityContext":    toMap(ContainerSecurityContext()),
+			"initContainer":      r.operatorInitContainer(),
 			"redisSentinelConfig": map[string]any{
 				"redisReplicationName": Name(o.Prefix, r.name),
 				"masterGroupName":      masterGroup,
@@ -65,6 +67,18 @@ func (r *redis) operatorObjects() []client.Object {
 		objs = append(objs, r.operatorResource("RedisSentinel", r.name, sentinelSpec))
 	}
 	return objs
+}
+
+// operatorInitContainer gives the operator's config-writing init container (feature gate
+// GenerateConfigInInitContainer) our restricted security context: without one, namespaces
+// enforcing the restricted Pod Security Standard reject the pods and the target never starts.
+// Enabled stays false: that switch is for a user-supplied init container, not the config one.
+func (r *redis) operatorInitContainer() map[string]any {
+	return map[string]any{
+		"enabled":         false,
+		"image":           r.image,
+		"securityContext": toMap(ContainerSecurityContext()),
+	}
 }
 
 // operatorResource is one redis-operator custom resource named prefix-suffix.

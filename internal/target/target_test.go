@@ -153,6 +153,13 @@ func TestOperatorProvider(t *testing.T) {
 	if cm, _, _ := unstructured.NestedString(r.Object, "spec", "redisConfig", "additionalRedisConfig"); cm != "run-g1-redis-config" {
 		t.Fatal("no additional config")
 	}
+	// The operator's config init container must pass the restricted Pod Security Standard.
+	if nonRoot, _, _ := unstructured.NestedBool(r.Object, "spec", "initContainer", "securityContext", "runAsNonRoot"); !nonRoot {
+		t.Fatalf("initContainer without a restricted securityContext: %v", r.Object["spec"])
+	}
+	if drop, _, _ := unstructured.NestedStringSlice(r.Object, "spec", "initContainer", "securityContext", "capabilities", "drop"); len(drop) != 1 || drop[0] != "ALL" {
+		t.Fatalf("initContainer capabilities not dropped: %v", drop)
+	}
 	if tg.Endpoints()[0].Address != "run-g1-redis.ns.svc:6379" {
 		t.Fatalf("endpoints %+v", tg.Endpoints())
 	}
