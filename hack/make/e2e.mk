@@ -1,0 +1,17 @@
+# End-to-end tests on a real cluster (issue 6), included by the root Makefile:
+#   make test-e2e                 local single-node cluster (hack/local-cluster), torn down afterwards
+#   E2E_KEEP=1 make test-e2e      keep the cluster and the test namespaces
+#   KUBECONFIG=... make test-e2e  any cluster that has the benchrun.local images (e.g. kind in CI)
+# Test files carry the build tag e2e: `go test ./...` and `make test` never run them.
+E2E_TIMEOUT ?= 60m
+E2E_RUN ?=
+
+##@ End to end
+
+.PHONY: test-e2e
+test-e2e: ## Run test/e2e on a real cluster (KUBECONFIG or the local one); E2E_RUN=regex selects tests.
+	go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/...
+
+.PHONY: vet-e2e
+vet-e2e: ## go vet the e2e tests (build tag e2e).
+	go vet -tags e2e ./test/e2e/
