@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -82,10 +83,12 @@ func (h *hetu) Endpoints() []v1alpha1.Endpoint {
 	return eps
 }
 
-// backendURLs are the master URL and the servant (read replica) URLs for HeTu's BACKENDS,
-// with the credentials as $(VAR) references that the kubelet expands from Secret-backed env.
-func (h *hetu) backendURLs() (master string, servants []string, env []corev1.EnvVar) {
-	scheme, auth := "redis", ""
+// backendEnv is the environment HeTu's config builds its BACKENDS URLs from: the scheme,
+// the master address, the servant (read replica) addresses as JSON, and the credentials from
+// Secrets. The URLs are composed inside HeTu (config.yml, !eval) with the credentials
+// percent-encoded, so any password works; the kubelet's $(VAR) expansion would paste it raw.
+func (h *hetu) backendEnv() []corev1.EnvVar {
+	scheme := "redis"
 	var password, username *v1alpha1.SecretKeyRef
 	var masterAddr string
 	var readAddrs []string
@@ -107,22 +110,25 @@ func (h *hetu) backendURLs() (master string, servants []string, env []corev1.Env
 			scheme = "rediss"
 		}
 	}
+	servants, _ := json.Marshal(append([]string{}, readAddrs...))
+	env := []corev1.EnvVar{
+		{Name: "HETU_REDIS_SCHEME", Value: scheme},
+		{Name: "HETU_REDIS_MASTER", Value: masterAddr},
+		{Name: "HETU_REDIS_SERVANT_ADDRS", Value: string(servants)},
+	}
 	if username != nil {
 		env = append(env, secretEnv("REDIS_USERNAME", username))
-		auth = "$(REDIS_USERNAME)"
 	}
 	if password != nil {
 		env = append(env, secretEnv(PasswordEnv, password))
-		auth += ":$(REDIS_PASSWORD)"
 	}
-	if auth != "" {
-		auth += "@"
-	}
-	url := func(addr string) string { return fmt.Sprintf("%s://%s%s/0", scheme, auth, addr) }
-	for _, a := range readAddrs {
-		servants = append(servants, url(a))
-	}
-	return url(masterAddr), servants, env
+	return env
+}
+
+// hetuRedisURL is the Python expression (HeTu config !eval) of the back-end URL for the
+// address expression addr: credentials from REDIS_USERNAME / REDIS_PASSWORD, percent-encoded.
+func hetuRedisURL(addr string) string {
+	return `(lambda e, q, a: e["HETU_REDIS_SCHEME"] + "://" + ((q(e.get("REDIS_USERNAME", ""), safe="") + ":" + q(e["REDIS_PASSWORD"], safe="") + "@") if "REDIS_PASSWORD" in e else "") + a + "/0")(__import__("os").environ, __import__("urllib.parse").parse.quote, ` + addr + `)`
 }
 
 // config is HeTu's config.yml: limits lifted for load testing, layers and back end from env.
@@ -150,8 +156,12 @@ PACKET_LAYERS: !eval
 BACKENDS:
   main:
     type: Redis
-    master: ${HETU_REDIS_URL}
-    servants: !eval [ "__import__('json').loads(__import__('os').environ.get('HETU_REDIS_SERVANTS', '[]'))" ]
+    master: !eval
+      - |
+        ` + hetuRedisURL(`__import__("os").environ["HETU_REDIS_MASTER"]`) + `
+    servants: !eval
+      - |
+        [` + hetuRedisURL("s") + ` for s in __import__("json").loads(__import__("os").environ["HETU_REDIS_SERVANT_ADDRS"])]
     master_weight: 1.0
     max_connections: 64
     pool_timeout: 5
@@ -179,8 +189,7 @@ func (h *hetu) Objects() ([]client.Object, error) {
 	}
 	o := h.o
 	cm := &corev1.ConfigMap{ObjectMeta: o.meta("hetu-config", "hetu-config"), Data: map[string]string{"config.yml": h.config()}}
-	master, servants, env := h.backendURLs()
-	servantsJSON := "[" + strings.Join(quoteAll(servants), ",") + "]"
+	env := h.backendEnv()
 	layers := string(h.spec.PacketLayers)
 	if layers == "" {
 		layers = string(v1alpha1.LayersMsgpackZlibCrypto)
@@ -194,8 +203,6 @@ func (h *hetu) Objects() ([]client.Object, error) {
 		workers = 1
 	}
 	env = append(env,
-		corev1.EnvVar{Name: "HETU_REDIS_URL", Value: master},
-		corev1.EnvVar{Name: "HETU_REDIS_SERVANTS", Value: servantsJSON},
 		corev1.EnvVar{Name: "HETU_LISTEN", Value: fmt.Sprintf("0.0.0.0:%d", h.port)},
 		corev1.EnvVar{Name: "HETU_WORKERS", Value: fmt.Sprint(workers)},
 		corev1.EnvVar{Name: "HETU_INSTANCE", Value: instance},
@@ -232,15 +239,6 @@ func (h *hetu) Objects() ([]client.Object, error) {
 	svc := (&redis{o: o}).service("hetu", "hetu", h.port)
 	svc.Spec.Ports[0].Name = "ws"
 	return append(objs, cm, deployment(o.meta("hetu", "hetu"), replicas, o.withLabels("hetu"), pod), svc), nil
-}
-
-// quoteAll JSON-quotes each string (URLs hold no quotes or backslashes).
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = `"` + s + `"`
-	}
-	return out
 }
 
 // Ready implements Target: the back end first, then the HeTu Deployment.

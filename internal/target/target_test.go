@@ -184,8 +184,8 @@ func TestHeTu(t *testing.T) {
 	for _, e := range m["Deployment/run-g1-hetu"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	if env["HETU_REDIS_URL"] != "redis://:$(REDIS_PASSWORD)@run-g1-redis-master.ns.svc:6379/0" ||
-		env["HETU_REDIS_SERVANTS"] != `["redis://:$(REDIS_PASSWORD)@run-g1-redis-replica.ns.svc:6379/0"]` || env["HETU_WORKERS"] != "4" {
+	if env["HETU_REDIS_MASTER"] != "run-g1-redis-master.ns.svc:6379" ||
+		env["HETU_REDIS_SERVANT_ADDRS"] != `["run-g1-redis-replica.ns.svc:6379"]` || env["HETU_WORKERS"] != "4" {
 		t.Fatalf("env %v", env)
 	}
 	if _, ok := m["StatefulSet/run-g1-redis-sentinel"]; !ok {
