@@ -88,6 +88,7 @@ build: ## Build the manager binary.
 include hack/make/local.mk
 include hack/make/k6.mk
 include hack/make/cluster.mk
+include hack/make/e2e.mk
 
 ##@ Tools
 
