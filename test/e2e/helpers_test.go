@@ -70,7 +70,7 @@ func dump(t *testing.T, ns string) {
 		{"-n", ns, "get", "br,pods,jobs,sts,deploy,svc,cm", "-o", "wide"},
 		{"-n", ns, "get", "br", "-o", "yaml"},
 		{"-n", ns, "get", "events", "--sort-by=.lastTimestamp"},
-		{"-n", managerNamespace, "logs", "deploy/benchrun-manager", "--tail=60"},
+		{"-n", managerNamespace, "logs", "deploy/benchrun-manager", "--tail=15"},
 	} {
 		out, err := kubectl("", args...)
 		t.Logf("--- kubectl %s\n%s%v", strings.Join(args, " "), out, errOrEmpty(err))
