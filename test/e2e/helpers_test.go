@@ -243,10 +243,16 @@ func checkReport(t *testing.T, ns string, run *v1alpha1.BenchmarkRun) string {
 // target), then checks the results are still in the status.
 func checkCleanedOnSuccess(t *testing.T, ns, name string, scenarios int) {
 	t.Helper()
+	checkGone(t, ns, name, scenarios, "statefulsets,deployments", "-l", "bench.benchrun.io/run")
+}
+
+// checkGone waits until `kubectl get <kinds> <selector...>` lists nothing in ns.
+func checkGone(t *testing.T, ns, name string, scenarios int, kinds string, selector ...string) {
+	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	var left string
 	for time.Now().Before(deadline) {
-		out, err := kubectl("", "-n", ns, "get", "statefulsets,deployments", "-l", "bench.benchrun.io/run", "-o", "name")
+		out, err := kubectl("", append([]string{"-n", ns, "get", kinds, "-o", "name"}, selector...)...)
 		if err == nil && strings.TrimSpace(out) == "" {
 			left = ""
 			break

@@ -400,4 +400,6 @@ func TestRedisHAOperator(t *testing.T) {
 	if run.Status.Target != nil && run.Status.Target.Provider != "redis-operator" {
 		t.Errorf("provider %q", run.Status.Target.Provider)
 	}
+	// OnSuccess: the operator's CRs and the StatefulSets it made are gone.
+	checkGone(t, ns, "ha-operator", 1, "redisreplications.redis.redis.opstreelabs.in,redissentinels.redis.redis.opstreelabs.in,statefulsets")
 }
