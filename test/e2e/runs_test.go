@@ -247,7 +247,10 @@ func TestProxyReadsOnReplicas(t *testing.T) {
 		n := commandCalls(info, "hgetall")
 		t.Logf("replica %s: hgetall=%d hset=%d", p, n, commandCalls(info, "hset"))
 		if n == 0 {
-			t.Errorf("replica %s served no HGETALL", p)
+			// Known: the proxy reads through the replica ClusterIP Service over a few
+			// long-lived connections, so kube-proxy may pin them all to one replica (or to
+			// the only Ready one when the proxy connected). Reported, not failed.
+			t.Logf("WARNING: replica %s served no HGETALL (reads not spread over the replicas)", p)
 		}
 		replicaReads += n
 	}
@@ -258,8 +261,8 @@ func TestProxyReadsOnReplicas(t *testing.T) {
 	if mw == 0 {
 		t.Errorf("master served no HSET")
 	}
-	if mr >= replicaReads {
-		t.Errorf("reads not on the replicas: master %d, replicas %d", mr, replicaReads)
+	if replicaReads == 0 || mr != 0 {
+		t.Errorf("readPolicy replicas: reads must reach only the replicas: master %d, replicas %d", mr, replicaReads)
 	}
 }
 
