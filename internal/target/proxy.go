@@ -125,6 +125,10 @@ func (r *redis) proxyObjects() []client.Object {
 		SecurityContext: ContainerSecurityContext(),
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(proxyPort)}},
 			PeriodSeconds: 2, FailureThreshold: 3},
+		// camellia started before the master answers fails its upstream preheat: Spring stops
+		// but the JVM lives on without listening. Restart it (the master is up by then).
+		LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(proxyPort)}},
+			InitialDelaySeconds: 20, PeriodSeconds: 5, FailureThreshold: 3},
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/camellia"}, {Name: "tmp", MountPath: "/tmp"}},
 	}}
 	pod.Volumes = []corev1.Volume{

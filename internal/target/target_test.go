@@ -133,6 +133,10 @@ func TestProxyRoutes(t *testing.T) {
 	if !strings.Contains(cm.Data["application.yml"], "password: ${REDIS_PASSWORD}") {
 		t.Fatal("proxy password not from the environment")
 	}
+	// A proxy whose Spring context died (upstream not ready at start) must be restarted.
+	if lp := byName(objs)["Deployment/run-g1-proxy"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].LivenessProbe; lp == nil || lp.TCPSocket == nil || lp.TCPSocket.Port.IntValue() != 6380 {
+		t.Fatalf("proxy liveness probe %+v", lp)
+	}
 	if eps := tg.Endpoints(); eps[0].Role != "proxy" || eps[0].Address != "run-g1-proxy.ns.svc:6380" {
 		t.Fatalf("endpoints %+v", eps)
 	}
