@@ -98,12 +98,16 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 	return o
 }
 
-// connect returns the connection, dialling it if needed, watching the VU's context.
-func (rc *redisClient) connect() (*Conn, error) {
+// connect returns the connection, dialling it if needed, watching the VU's context; a failed
+// dial is recorded into rec (when not nil) as a "connect" error.
+func (rc *redisClient) connect(rec *results.Recorder) (*Conn, error) {
 	ctx := rc.m.vu.Context()
 	if rc.conn == nil {
 		conn, err := DialRedis(ctx, rc.opts)
 		if err != nil {
+			if rec != nil {
+				rec.Record(time.Now(), 0, "", "connect") // a failed connect counts as a failed call
+			}
 			return nil, err
 		}
 		rc.conn = conn
@@ -135,11 +139,8 @@ func (rc *redisClient) recordBytes(rec *results.Recorder) {
 func (rc *redisClient) jsCall(_ sobek.FunctionCall, typ string, args ...string) sobek.Value {
 	rt := rc.m.vu.Runtime()
 	rec := rc.m.recs.Current(typ)
-	conn, err := rc.connect()
+	conn, err := rc.connect(rec)
 	if err != nil {
-		if rec != nil {
-			rec.Record(time.Now(), 0, "", "connect")
-		}
 		common.Throw(rt, fmt.Errorf("redis connect %s: %w", rc.opts.Addr, err))
 	}
 	start := time.Now()
@@ -243,11 +244,8 @@ func (rc *redisClient) jsLoop(c sobek.FunctionCall) sobek.Value {
 func (rc *redisClient) loop(n int64, args []string) int64 {
 	rec := rc.m.recs.Current("redis." + strings.ToLower(args[0]))
 	ctx := rc.m.vu.Context()
-	conn, err := rc.connect()
+	conn, err := rc.connect(rec)
 	if err != nil {
-		if rec != nil {
-			rec.Record(time.Now(), 0, "", "connect")
-		}
 		sleepCtx(ctx, 100*time.Millisecond)
 		return 1
 	}
@@ -356,11 +354,8 @@ func (rc *redisClient) upsertOnce(number int64) (int64, error) {
 	if number <= 0 {
 		number = 1 + rc.m.rng.Int64N(rc.upsert.keyspace)
 	}
-	conn, err := rc.connect()
+	conn, err := rc.connect(rec)
 	if err != nil {
-		if rec != nil {
-			rec.Record(time.Now(), 0, "", "connect")
-		}
 		return 0, err
 	}
 	start := time.Now()

@@ -115,7 +115,7 @@ func (w *ycsbWorkload) insertArgs(n int64) []string {
 
 // load writes records [start, end) with pipelined HSETs (not recorded) and returns how many.
 func (w *ycsbWorkload) load(start, end int64) (int64, error) {
-	conn, err := w.rc.connect()
+	conn, err := w.rc.connect(nil) // loading is not recorded
 	if err != nil {
 		return 0, err
 	}
@@ -150,11 +150,8 @@ func (w *ycsbWorkload) run(n int64) int64 {
 	rc := w.rc
 	rec := rc.m.recs.Current("ycsb")
 	ctx := rc.m.vu.Context()
-	conn, err := rc.connect()
+	conn, err := rc.connect(rec)
 	if err != nil {
-		if rec != nil {
-			rec.Record(time.Now(), 0, "", "connect")
-		}
 		sleepCtx(ctx, 100*time.Millisecond)
 		return 1
 	}
