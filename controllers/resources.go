@@ -140,10 +140,7 @@ func (samples usageSamples) summarize() []v1alpha1.ResourceUsage {
 			u.MemoryMaxBytes = max(u.MemoryMaxBytes, p.MemMax)
 		}
 		if u.Pods > 0 {
-			u.CPUAvgCores = round2(cpu / float64(u.Pods))
-			u.CPUMaxCores = round2(u.CPUMaxCores)
-			u.MemoryAvgBytes = int64(mem / float64(u.Pods))
-			out = append(out, u)
+			out = append(out, averaged(u, cpu, mem))
 		}
 	}
 	return out
@@ -194,12 +191,17 @@ func (r *BenchmarkRunReconciler) resourceUsage(ctx context.Context, s *step, obs
 		u.MemoryMaxBytes = max(u.MemoryMaxBytes, st.Usage.MemoryPeakBytes)
 	}
 	if u.Pods > 0 {
-		u.CPUAvgCores = round2(cpu / float64(u.Pods))
-		u.CPUMaxCores = round2(u.CPUMaxCores)
-		u.MemoryAvgBytes = int64(mem / float64(u.Pods))
-		out = append(out, u)
+		out = append(out, averaged(u, cpu, mem))
 	}
 	return out
+}
+
+// averaged finishes a role's usage from per-pod sums: averages over u.Pods, CPU rounded.
+func averaged(u v1alpha1.ResourceUsage, cpuSum, memSum float64) v1alpha1.ResourceUsage {
+	u.CPUAvgCores = round2(cpuSum / float64(u.Pods))
+	u.CPUMaxCores = round2(u.CPUMaxCores)
+	u.MemoryAvgBytes = int64(memSum / float64(u.Pods))
+	return u
 }
 
 // round2 rounds to 2 decimals.
