@@ -5,11 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -257,12 +258,7 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 			env = append(env, kv)
 		}
 	}
-	keys := make([]string, 0, len(r.inv.Env))
-	for k := range r.inv.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.inv.Env)) {
 		env = append(env, k+"="+r.inv.Env[k])
 	}
 	cmd.Env = append(append(env, secretEnv...), "K6_NO_USAGE_REPORT=true")

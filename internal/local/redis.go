@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,12 +191,7 @@ func (t *redisTarget) startServer(name, replicaOf string) (string, *Process, err
 	var b strings.Builder
 	// Defaults the user's config may override: replicas sync at once instead of after 5 s.
 	b.WriteString("repl-diskless-sync-delay 0\n")
-	keys := make([]string, 0, len(t.spec.Config))
-	for k := range t.spec.Config {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(t.spec.Config)) {
 		_, _ = fmt.Fprintf(&b, "%s %s\n", k, t.spec.Config[k])
 	}
 	// The local runner's settings come last, so they win over the user's.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -166,12 +167,7 @@ BACKENDS:
     max_connections: 64
     pool_timeout: 5
 `)
-	keys := make([]string, 0, len(h.spec.ExtraConfig))
-	for k := range h.spec.ExtraConfig {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(h.spec.ExtraConfig)) {
 		fmt.Fprintf(&b, "%s: %s\n", k, h.spec.ExtraConfig[k])
 	}
 	return b.String()

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -166,12 +167,7 @@ func (r *redis) Teardown(ctx context.Context, c client.Client) error {
 func (r *redis) serverConfig() string {
 	var b strings.Builder
 	b.WriteString("port 6379\nbind * -::*\nprotected-mode no\ndir /tmp\nsave \"\"\nappendonly no\n")
-	keys := make([]string, 0, len(r.spec.Config))
-	for k := range r.spec.Config {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.spec.Config)) {
 		fmt.Fprintf(&b, "%s %s\n", k, r.spec.Config[k])
 	}
 	return b.String()
