@@ -354,7 +354,12 @@ func collect(runners []*runner, crashed *runner, stopped bool) (*results.Documen
 		docs = append(docs, doc)
 	}
 	if len(docs) == 0 {
-		return nil, true, fmt.Errorf("no runner wrote results:\n  %s%s", strings.Join(reasons, "\n  "), logTail(runners[0].log))
+		// The first runner that failed holds the cause; the others were stopped because of it.
+		first := runners[0]
+		if crashed != nil {
+			first = crashed
+		}
+		return nil, true, fmt.Errorf("no runner wrote results:\n  %s%s", strings.Join(reasons, "\n  "), logTail(first.log))
 	}
 	doc, err := results.Merge(docs...)
 	if err != nil {
