@@ -4,7 +4,7 @@
 # from Go modules (hack/build-k8s-binaries.sh all), containerd + runc + CNI plugins from
 # Debian, images built locally (hack/images/build.sh) and imported into containerd.
 #
-# Usage: hack/local-cluster/cluster.sh up|down|status|kubeconfig
+# Usage: hack/local-cluster/cluster.sh up|down|status|cached|kubeconfig
 #   up          idempotent: builds/reuses binaries, certs and base images, starts what is
 #               not running, waits for the node (and CoreDNS) to be Ready, prints KUBECONFIG
 #   down        deletes workloads, stops every process it started (by recorded PID), removes
@@ -14,6 +14,9 @@
 #   status      processes, node and pods; exit 0 only when every component runs
 #   kubeconfig  prints the admin kubeconfig path
 #   load [TAR]  imports image tarballs (default: all in $BENCHRUN_CACHE/images) that changed
+#   cached      exit 0 when the slow parts of a cold start are cached (Kubernetes binaries, the
+#               Debian/JRE/Python image tarballs, helm): `up` + `make test-e2e` then take minutes,
+#               not the ~50 of a cold machine; prints what is missing otherwise (CI uses this)
 # Env: BENCHRUN_CACHE (default ~/.cache/benchrun); cluster data in $BENCHRUN_CACHE/cluster.
 #      NODE_IP (default: source address of the default route), NODE_NAME (default: hostname).
 # Needs root, Debian bookworm (installs containerd runc containernetworking-plugins iptables
@@ -447,11 +450,30 @@ status() {
   return $ok
 }
 
+# cached: the Kubernetes node binaries, the image tarballs that take minutes to build (the Go
+# images manager and runner are rebuilt by every e2e run anyway) and helm.
+cached() {
+  local missing=() b t
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns; do
+    [ -x "$BIN/$b" ] || missing+=("$BIN/$b")
+  done
+  for t in pause coredns kubectl redis valkey redis-operator proxy hetu; do
+    [ -f "$IMAGES/$t.tar" ] || missing+=("$IMAGES/$t.tar")
+  done
+  [ -x "$CACHE/tools/helm-${HELM_VERSION:-v3.22.0}/helm" ] || missing+=("$CACHE/tools/helm-${HELM_VERSION:-v3.22.0}/helm")
+  if ((${#missing[@]})); then
+    printf 'not cached: %s\n' "${missing[@]}"
+    return 1
+  fi
+  echo "cached: Kubernetes $K8S_VERSION binaries, image tarballs and helm in $CACHE"
+}
+
 case "${1:-}" in
 up) up ;;
+cached) cached ;;
 down) down "${2:-}" ;;
 status) status ;;
 kubeconfig) echo "$ADMIN_KC" ;;
 load) shift; import_images "$@" ;;
-*) echo "usage: $0 up|down [--purge]|status|kubeconfig|load [IMAGE.tar...]" >&2; exit 2 ;;
+*) echo "usage: $0 up|down [--purge]|status|cached|kubeconfig|load [IMAGE.tar...]" >&2; exit 2 ;;
 esac
