@@ -8,6 +8,9 @@
 //	BENCHRUN_PLAN     JSON Spec: the scenarios in order, each with its duration, VUs and parameters
 //	BENCHRUN_TARGET   JSON Target: where to connect (addresses only, no credentials)
 //	BENCHRUN_RUNNER   the runner's name, written into its result document
+//	BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT
+//	                  the runner's 0-based index and the number of runners (YCSB inserts of
+//	                  runner i of n take every n-th new key from i, so runners never collide)
 //
 // Credentials never appear in the plan: Invocation.SecretEnv names the environment variables
 // that must be filled from Secrets (secretKeyRef in a pod, the run file's Secrets locally).
@@ -19,6 +22,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +47,10 @@ const (
 	EnvTarget = "BENCHRUN_TARGET"
 	// EnvRunner holds the runner name.
 	EnvRunner = "BENCHRUN_RUNNER"
+	// EnvRunnerIndex holds the runner's 0-based index among the run's runners.
+	EnvRunnerIndex = "BENCHRUN_RUNNER_INDEX"
+	// EnvRunnerCount holds the number of runners of the run.
+	EnvRunnerCount = "BENCHRUN_RUNNER_COUNT"
 	// EnvRedisUsername is filled from a Secret: the Redis ACL user.
 	EnvRedisUsername = "BENCHRUN_REDIS_USERNAME"
 	// EnvRedisPassword is filled from a Secret: the Redis password.
@@ -281,9 +289,11 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		Script: path.Join(scriptDir, EntryScript),
 		Args:   []string{"--quiet", "--summary-mode", "disabled"},
 		Env: map[string]string{
-			EnvPlan:   string(planJSON),
-			EnvTarget: string(targetJSON),
-			EnvRunner: fmt.Sprintf("%s-%d", run.Name, index),
+			EnvPlan:        string(planJSON),
+			EnvTarget:      string(targetJSON),
+			EnvRunner:      fmt.Sprintf("%s-%d", run.Name, index),
+			EnvRunnerIndex: strconv.Itoa(index),
+			EnvRunnerCount: strconv.Itoa(count),
 		},
 		SecretEnv: secrets,
 		VUs:       vus,

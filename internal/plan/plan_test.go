@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,10 @@ func TestVUsSplitOverRunners(t *testing.T) {
 		}
 		if inv.VUs != 38 && inv.VUs != 39 {
 			t.Errorf("runner %d: %d VUs, want 38 or 39", i, inv.VUs)
+		}
+		// Every runner knows its slot (YCSB inserts of the runners take disjoint keys).
+		if inv.Env[EnvRunnerIndex] != strconv.Itoa(i) || inv.Env[EnvRunnerCount] != "5" || inv.Env[EnvRunner] != "rpc-"+strconv.Itoa(i) {
+			t.Errorf("runner %d: env index %q count %q name %q", i, inv.Env[EnvRunnerIndex], inv.Env[EnvRunnerCount], inv.Env[EnvRunner])
 		}
 		total += inv.VUs
 	}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/grafana/sobek"
 )
 
 func TestZipfianSkewAndRange(t *testing.T) {
@@ -56,6 +58,70 @@ func TestKeyChoosers(t *testing.T) {
 	}
 	if _, err := NewKeyChooser("gauss", 10, "x"); err == nil {
 		t.Error("unknown distribution accepted")
+	}
+}
+
+// Runners inserting under one prefix take disjoint record numbers; the VUs of one runner
+// share its sequence; reads and updates only draw loaded records or the runner's own inserts,
+// and "latest" favours the runner's newest insert.
+func TestRunnerKeyChoosersDisjoint(t *testing.T) {
+	const records, runners, vus, inserts = 100, 3, 4, 50
+	rng := rand.New(rand.NewPCG(5, 6))
+	owner := map[int64]int{} // inserted record -> runner
+	for r := range runners {
+		var mine []*KeyChooser // one chooser per VU, as each VU builds its own
+		for range vus {
+			k, err := NewRunnerKeyChooser("latest", records, "test:runners", r, runners)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine = append(mine, k)
+		}
+		for i := range inserts {
+			n := mine[i%vus].NextInsert()
+			if prev, dup := owner[n]; dup {
+				t.Fatalf("runner %d inserted record %d already inserted by runner %d", r, n, prev)
+			}
+			if n < records || (n-records)%runners != int64(r) {
+				t.Fatalf("runner %d inserted record %d outside its slot", r, n)
+			}
+			owner[n] = r
+		}
+		newest := int64(records + (inserts-1)*runners + r)
+		counts := map[int64]int{}
+		for range 20_000 {
+			v := mine[0].Next(rng)
+			if v >= records {
+				if o, ok := owner[v]; !ok || o != r {
+					t.Fatalf("runner %d read record %d it did not insert", r, v)
+				}
+			}
+			counts[v]++
+		}
+		for v, c := range counts {
+			if c > counts[newest] {
+				t.Errorf("runner %d: latest drew %d (%d times) more than its newest insert %d (%d times)", r, v, c, newest, counts[newest])
+				break
+			}
+		}
+	}
+	if len(owner) != runners*inserts {
+		t.Errorf("%d distinct inserted records, want %d", len(owner), runners*inserts)
+	}
+	rng2 := rand.New(rand.NewPCG(7, 8))
+	u, _ := NewRunnerKeyChooser("uniform", records, "test:runners-uniform", 1, 2)
+	for range 10 {
+		u.NextInsert()
+	}
+	for range 10_000 {
+		if v := u.Next(rng2); v < 0 || (v >= records && ((v-records)%2 != 1 || v > records+19)) {
+			t.Fatalf("uniform drew %d: neither loaded nor inserted by runner 1 of 2", v)
+		}
+	}
+	for _, bad := range [][2]int{{-1, 2}, {2, 2}, {0, 0}} {
+		if _, err := NewRunnerKeyChooser("uniform", 10, "x", bad[0], bad[1]); err == nil {
+			t.Errorf("runner %d of %d accepted", bad[0], bad[1])
+		}
 	}
 }
 
@@ -148,4 +214,33 @@ func TestRESPReplies(t *testing.T) {
 	if _, err := c.Do("X"); errKind(err) != "eof" && errKind(err) != "closed" {
 		t.Fatalf("closed: %v (%s)", err, errKind(err))
 	}
+}
+
+// The runner slot comes from explicit options, else __ENV, else 0 of 1; bad values fail.
+func TestRunnerSlot(t *testing.T) {
+	rt := sobek.New()
+	opts := func(js string) sobek.Value {
+		v, err := rt.RunString("(" + js + ")")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	check := func(env, o string, wantIndex, wantCount int, wantErr bool) {
+		t.Helper()
+		if _, err := rt.RunString("var __ENV = " + env); err != nil {
+			t.Fatal(err)
+		}
+		i, n, err := runnerSlot(rt, opts(o))
+		if (err != nil) != wantErr || (!wantErr && (i != wantIndex || n != wantCount)) {
+			t.Errorf("env %s opts %s: %d of %d, %v", env, o, i, n, err)
+		}
+	}
+	check(`{}`, `undefined`, 0, 1, false)
+	check(`{BENCHRUN_RUNNER_INDEX: "2", BENCHRUN_RUNNER_COUNT: "3"}`, `undefined`, 2, 3, false)
+	check(`{BENCHRUN_RUNNER_INDEX: "2", BENCHRUN_RUNNER_COUNT: "3"}`, `{runnerIndex: 0, runnerCount: 1}`, 0, 1, false)
+	check(`{BENCHRUN_RUNNER_INDEX: "", BENCHRUN_RUNNER_COUNT: ""}`, `{recordCount: 5}`, 0, 1, false)
+	check(`{BENCHRUN_RUNNER_INDEX: "3", BENCHRUN_RUNNER_COUNT: "3"}`, `undefined`, 0, 0, true)
+	check(`{BENCHRUN_RUNNER_INDEX: "x"}`, `undefined`, 0, 0, true)
+	check(`{}`, `{runnerIndex: 1.5, runnerCount: 2}`, 0, 0, true)
 }

@@ -80,26 +80,43 @@ const (
 	scrambledZeta  = 26.46902820178302
 )
 
-// KeyChooser picks record numbers for YCSB operations.
+// KeyChooser picks record numbers for YCSB operations. With several runners (k6 processes)
+// inserting under the same prefix, runner i of n inserts records+i, records+i+n,
+// records+i+2n, ... so no two runners write the same new key; within a process the VUs
+// share one insert sequence (a Go counter), so they do not collide either. Reads and updates
+// draw from the loaded records and this runner's own inserts.
 type KeyChooser struct {
-	dist      string
-	records   int64
-	zipf      *Zipfian
-	inserted  *atomic.Int64 // records inserted so far beyond the loaded ones (shared)
-	scrambled bool
+	dist          string
+	records       int64
+	zipf          *Zipfian
+	inserted      *atomic.Int64 // this runner's inserts so far (shared by the VUs of the process)
+	index, stride int64         // runner index and runner count
+	scrambled     bool
 }
 
-// insertCounters hold the insert sequences, shared by the VUs of a process, per key prefix.
+// insertCounters hold the insert sequences, shared by the VUs of a process, per key prefix
+// and runner.
 var insertCounters sync.Map
 
 // NewKeyChooser returns a chooser over records [0, records) plus the records inserted under
-// prefix. dist is "uniform", "zipfian" (scrambled, YCSB's default) or "latest".
+// prefix, for a single runner. dist is "uniform", "zipfian" (scrambled, YCSB's default) or
+// "latest".
 func NewKeyChooser(dist string, records int64, prefix string) (*KeyChooser, error) {
+	return NewRunnerKeyChooser(dist, records, prefix, 0, 1)
+}
+
+// NewRunnerKeyChooser is NewKeyChooser for runner index (0-based) of count runners inserting
+// under the same prefix: its inserts take every count-th record number after the loaded ones,
+// starting at records+index, and "latest" favours the records this runner inserted last.
+func NewRunnerKeyChooser(dist string, records int64, prefix string, index, count int) (*KeyChooser, error) {
 	if records <= 0 {
 		return nil, fmt.Errorf("record count must be > 0, got %d", records)
 	}
-	c, _ := insertCounters.LoadOrStore(prefix, new(atomic.Int64))
-	k := &KeyChooser{dist: dist, records: records, inserted: c.(*atomic.Int64)}
+	if count < 1 || index < 0 || index >= count {
+		return nil, fmt.Errorf("runner %d of %d: want 0 <= index < count", index, count)
+	}
+	c, _ := insertCounters.LoadOrStore(fmt.Sprintf("%s\x00%d/%d", prefix, index, count), new(atomic.Int64))
+	k := &KeyChooser{dist: dist, records: records, inserted: c.(*atomic.Int64), index: int64(index), stride: int64(count)}
 	switch dist {
 	case "uniform":
 	case "zipfian":
@@ -113,25 +130,30 @@ func NewKeyChooser(dist string, records int64, prefix string) (*KeyChooser, erro
 	return k, nil
 }
 
+// record maps i, a position in this runner's view of the table (the loaded records, then its
+// own inserts in order), to a record number.
+func (k *KeyChooser) record(i int64) int64 {
+	if i < k.records {
+		return i
+	}
+	return k.records + (i-k.records)*k.stride + k.index
+}
+
 // Next returns the record number of the next read or update.
 func (k *KeyChooser) Next(rng *rand.Rand) int64 {
 	total := k.records + k.inserted.Load()
 	switch {
 	case k.zipf == nil:
-		return rng.Int64N(total)
+		return k.record(rng.Int64N(total))
 	case k.scrambled:
 		return int64(fnv64(uint64(k.zipf.Next(rng))) % uint64(k.records))
-	default: // latest: the most recently inserted records are the most popular
-		v := total - 1 - k.zipf.Next(rng)
-		if v < 0 {
-			v = 0
-		}
-		return v
+	default: // latest: the records this runner inserted most recently are the most popular
+		return k.record(max(total-1-k.zipf.Next(rng), 0))
 	}
 }
 
 // NextInsert returns the record number of the next insert.
-func (k *KeyChooser) NextInsert() int64 { return k.records + k.inserted.Add(1) - 1 }
+func (k *KeyChooser) NextInsert() int64 { return k.record(k.records + k.inserted.Add(1) - 1) }
 
 // fnv64 is YCSB's FNV-1a 64-bit hash of a long (Utils.fnvhash64).
 func fnv64(v uint64) uint64 {

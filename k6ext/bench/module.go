@@ -127,15 +127,20 @@ func jsStr(v sobek.Value) string {
 	return v.String()
 }
 
-// keys(distribution, recordCount, prefix?) returns a YCSB key chooser with next() and
-// nextInsert() for scripts that issue their own commands.
+// keys(distribution, recordCount, prefix?, {runnerIndex, runnerCount}?) returns a YCSB key
+// chooser with next() and nextInsert() for scripts that issue their own commands; the runner
+// slot defaults to __ENV.BENCHRUN_RUNNER_INDEX and BENCHRUN_RUNNER_COUNT.
 func (m *Module) keys(c sobek.FunctionCall) sobek.Value {
 	rt := m.vu.Runtime()
 	prefix := "benchrun:keys:"
-	if a := c.Argument(2); !sobek.IsUndefined(a) {
+	if a := c.Argument(2); !sobek.IsUndefined(a) && !sobek.IsNull(a) {
 		prefix = a.String()
 	}
-	k, err := NewKeyChooser(c.Argument(0).String(), c.Argument(1).ToInteger(), prefix)
+	index, count, err := runnerSlot(rt, c.Argument(3))
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	k, err := NewRunnerKeyChooser(c.Argument(0).String(), c.Argument(1).ToInteger(), prefix, index, count)
 	if err != nil {
 		common.Throw(rt, err)
 	}

@@ -27,14 +27,20 @@ type ycsbOptions struct {
 	fieldCount, fieldLength int
 	read, update, insert    float64
 	distribution, prefix    string
+	runnerIndex, runnerCnt  int // this runner's slot for inserts (see NewRunnerKeyChooser)
 }
 
 // jsYCSB is client.ycsb(opts): a YCSB workload bound to this client, with
-// load(start, end) and run(n).
+// load(start, end) and run(n). The runner slot (runnerIndex, runnerCount) defaults to
+// __ENV.BENCHRUN_RUNNER_INDEX and BENCHRUN_RUNNER_COUNT.
 func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 	rt := rc.m.vu.Runtime()
 	o := ycsbOptions{recordCount: 1000, fieldCount: 10, fieldLength: 100, read: 0.95, update: 0.05,
 		distribution: "zipfian", prefix: rc.prefix + "ycsb:"}
+	var err error
+	if o.runnerIndex, o.runnerCnt, err = runnerSlot(rt, c.Argument(0)); err != nil {
+		common.Throw(rt, fmt.Errorf("ycsb: %w", err))
+	}
 	if m, ok := c.Argument(0).Export().(map[string]any); ok {
 		if v := num(m["recordCount"]); v > 0 {
 			o.recordCount = v
@@ -65,7 +71,7 @@ func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 	if total <= 0 {
 		common.Throw(rt, fmt.Errorf("ycsb: proportions must add up to more than 0"))
 	}
-	keys, err := NewKeyChooser(o.distribution, o.recordCount, o.prefix)
+	keys, err := NewRunnerKeyChooser(o.distribution, o.recordCount, o.prefix, o.runnerIndex, o.runnerCnt)
 	if err != nil {
 		common.Throw(rt, fmt.Errorf("ycsb: %w", err))
 	}
@@ -212,4 +218,48 @@ func flt(v any) float64 {
 		return f
 	}
 	return 0
+}
+
+// Environment variables naming a runner's slot among the runners of a run (set by benchrun
+// for every runner, locally and in the cluster).
+const (
+	envRunnerIndex = "BENCHRUN_RUNNER_INDEX"
+	envRunnerCount = "BENCHRUN_RUNNER_COUNT"
+)
+
+// runnerSlot returns the runner index and count of a key chooser: opts.runnerIndex and
+// opts.runnerCount when given, else __ENV.BENCHRUN_RUNNER_INDEX and BENCHRUN_RUNNER_COUNT,
+// else 0 of 1.
+func runnerSlot(rt *sobek.Runtime, opts sobek.Value) (index, count int, err error) {
+	get := func(opt, env string, def int) (int, error) {
+		if o, ok := opts.(*sobek.Object); ok {
+			if v := o.Get(opt); v != nil && !sobek.IsUndefined(v) && !sobek.IsNull(v) {
+				n, err := strconv.Atoi(v.String())
+				if err != nil {
+					return 0, fmt.Errorf("%s %q is not an integer", opt, v.String())
+				}
+				return n, nil
+			}
+		}
+		if e, ok := rt.Get("__ENV").(*sobek.Object); ok {
+			if v := e.Get(env); v != nil && !sobek.IsUndefined(v) && v.String() != "" {
+				n, err := strconv.Atoi(v.String())
+				if err != nil {
+					return 0, fmt.Errorf("%s %q is not an integer", env, v.String())
+				}
+				return n, nil
+			}
+		}
+		return def, nil
+	}
+	if index, err = get("runnerIndex", envRunnerIndex, 0); err != nil {
+		return 0, 0, err
+	}
+	if count, err = get("runnerCount", envRunnerCount, 1); err != nil {
+		return 0, 0, err
+	}
+	if count < 1 || index < 0 || index >= count {
+		return 0, 0, fmt.Errorf("runner %d of %d: want 0 <= runnerIndex < runnerCount", index, count)
+	}
+	return index, count, nil
 }

@@ -7,6 +7,8 @@
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
+//   BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT: this runner's slot, read by k6/x/benchrun:
+//                    ycsb inserts of runner i of n take every n-th new key from i
 //   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
 //   BENCHRUN_REDIS_TLS_CA: PEM CA bundle for TLS to Redis (from the target's caSecretRef)
 //

@@ -9,6 +9,8 @@
 // (0.05), INSERT_PROPORTION (0), DISTRIBUTION (uniform | zipfian | latest; default zipfian),
 // PREFIX (default "benchrun:ycsb:"), YCSB_LOAD (1 = load RECORD_COUNT records in setup(),
 // default 1), plus SCENARIOS (ycsb), DURATION, VUS | WORKERS x TASKS_PER_WORKER, GRACE, BATCH.
+// Several k6 processes against one Redis: give each BENCHRUN_RUNNER_INDEX (0..n-1) and
+// BENCHRUN_RUNNER_COUNT (n), so their inserts take disjoint keys (benchrun sets both).
 // Workload A = READ_PROPORTION=0.5 UPDATE_PROPORTION=0.5; B = 0.95/0.05 (the default);
 // C = READ_PROPORTION=1; D = READ 0.95 INSERT 0.05 DISTRIBUTION=latest.
 import benchrun from 'k6/x/benchrun';
