@@ -39,7 +39,7 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and deepcopy code from the Go types.
 	$(CONTROLLER_GEN) object paths="./api/..."
-	$(CONTROLLER_GEN) rbac:roleName=benchrun-manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
+	$(CONTROLLER_GEN) rbac:roleName=manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@mkdir -p charts/benchrun/crds && cp config/crd/bases/*.yaml charts/benchrun/crds/
 	@hack/sync-chart-rbac.sh

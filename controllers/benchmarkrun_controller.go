@@ -62,6 +62,10 @@ type BenchmarkRunReconciler struct {
 	// APIReader reads objects the manager does not cache, such as the user's script
 	// ConfigMaps (the cache holds benchrun's own ConfigMaps only); Client when nil.
 	APIReader client.Reader
+	// RedisRoleClusterRole is the ClusterRole (pods get/patch) bound to the redis-role sidecars
+	// of builtin ha and proxy targets; target.DefaultRedisRoleClusterRole when empty. The
+	// manager holds bind on that ClusterRole only, never pods patch itself.
+	RedisRoleClusterRole string
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
@@ -70,10 +74,13 @@ type BenchmarkRunReconciler struct {
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
+// The redis-role sidecars' RoleBinding references this ClusterRole (config/rbac/redis_role.yaml;
+// the chart rewrites the name to its release's): bind on it instead of holding pods patch.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=benchrun-redis-role
 // +kubebuilder:rbac:groups=redis.redis.opstreelabs.in,resources=redis;redisreplications;redissentinels,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=metrics.k8s.io,resources=pods,verbs=get;list
 

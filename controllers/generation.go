@@ -81,7 +81,8 @@ func (r *BenchmarkRunReconciler) targetOptions(run *v1alpha1.BenchmarkRun, opera
 		Labels:    runLabels(run, run.Generation),
 		Images: target.Images{Redis: r.Images.Redis, Valkey: r.Images.Valkey, HeTu: r.Images.HeTu, Proxy: r.Images.Proxy,
 			Agent: r.Images.Runner},
-		OperatorInstalled: operator,
+		OperatorInstalled:    operator,
+		RedisRoleClusterRole: r.RedisRoleClusterRole,
 	}
 }
 

@@ -29,6 +29,7 @@ func main() {
 		probeAddr     string
 		leaderElect   bool
 		defaultImages controllers.Images
+		redisRole     string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
@@ -38,6 +39,8 @@ func main() {
 	flag.StringVar(&defaultImages.Valkey, "valkey-image", "benchrun.local/valkey:dev", "default Valkey image")
 	flag.StringVar(&defaultImages.HeTu, "hetu-image", "benchrun.local/hetu-bench:dev", "default HeTu bench app image")
 	flag.StringVar(&defaultImages.Proxy, "proxy-image", "benchrun.local/camellia-redis-proxy:dev", "default read/write-splitting proxy image")
+	flag.StringVar(&redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
+		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -72,11 +75,12 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&controllers.BenchmarkRunReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorderFor("benchrun"),
-		Images:    defaultImages,
+		Client:               mgr.GetClient(),
+		APIReader:            mgr.GetAPIReader(),
+		Scheme:               mgr.GetScheme(),
+		Recorder:             mgr.GetEventRecorderFor("benchrun"),
+		Images:               defaultImages,
+		RedisRoleClusterRole: redisRole,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller", "controller", "BenchmarkRun")
 		os.Exit(1)

@@ -225,21 +225,27 @@ func (r *redis) roleService(suffix, component, role string) *corev1.Service {
 // redisLabel marks the Redis server pods (master and replicas) of a target.
 const redisLabel = "bench.benchrun.io/redis"
 
-// roleAccess lets the redis-role sidecars label their own pods, nothing else.
+// roleAccess binds the redis-role sidecars' ServiceAccount to the installed ClusterRole
+// (o.RedisRoleClusterRole: pods get and patch) in the run's namespace.
+//
+// Trade-off: a per-run Role could name the run's pods (resourceNames), but creating it needs
+// the operator itself to hold patch on pods everywhere (the API server's escalation check),
+// and a pod patch can swap a container image. Binding a fixed ClusterRole needs only bind on
+// that one ClusterRole, so the operator holds no pod patch; in exchange the sidecars' token may
+// get and patch every pod of the run's namespace (not only its own Redis pods) while the run's
+// objects exist. Only the Redis server pods of ha and proxy targets mount that token.
 func (r *redis) roleAccess() []client.Object {
 	o := r.o
 	name := Name(o.Prefix, r.name+"-role")
-	pods := []string{Name(o.Prefix, r.masterSvc()) + "-0"}
-	for i := range r.replicas {
-		pods = append(pods, fmt.Sprintf("%s-%d", Name(o.Prefix, r.replicaSvc()), i))
+	clusterRole := o.RedisRoleClusterRole
+	if clusterRole == "" {
+		clusterRole = DefaultRedisRoleClusterRole
 	}
 	meta := o.meta(r.name+"-role", "redis-role")
 	return []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta, AutomountServiceAccountToken: ptr.To(true)},
-		&rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: pods, Verbs: []string{"get", "patch"}}}},
 		&rbacv1.RoleBinding{ObjectMeta: meta,
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: o.Namespace}}},
 	}
 }

@@ -61,7 +61,14 @@ type Options struct {
 	Images Images
 	// OperatorInstalled tells whether the OT-CONTAINER-KIT redis-operator CRDs are installed.
 	OperatorInstalled bool
+	// RedisRoleClusterRole is the installed ClusterRole (pods get/patch) the redis-role
+	// sidecars are bound to; DefaultRedisRoleClusterRole when empty.
+	RedisRoleClusterRole string
 }
+
+// DefaultRedisRoleClusterRole is the name the chart (release "benchrun") and config/ give the
+// redis-role sidecars' ClusterRole (config/rbac/redis_role.yaml).
+const DefaultRedisRoleClusterRole = "benchrun-redis-role"
 
 // Target is one system under test.
 type Target interface {

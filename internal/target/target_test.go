@@ -48,7 +48,9 @@ func typeName(o client.Object) string {
 	case *corev1.ConfigMap:
 		return "*v1.ConfigMap"
 	case *rbacv1.Role:
-		return "*v1.Other"
+		return "*v1.Role"
+	case *rbacv1.RoleBinding:
+		return "*v1.RoleBinding"
 	}
 	return "*v1.Unused"
 }
@@ -100,9 +102,22 @@ func TestBuiltinHA(t *testing.T) {
 		replica.Spec.Template.Spec.ServiceAccountName != "run-g1-redis-role" {
 		t.Error("no redis-role sidecar")
 	}
-	role := m["Other/run-g1-redis-role"]
-	if role == nil {
-		t.Fatal("no role-label Role")
+	// The sidecars' ServiceAccount is bound to the installed ClusterRole, no per-run Role
+	// (creating one would need the operator to hold pods patch itself).
+	rb, _ := m["RoleBinding/run-g1-redis-role"].(*rbacv1.RoleBinding)
+	if rb == nil || rb.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: DefaultRedisRoleClusterRole}) ||
+		len(rb.Subjects) != 1 || rb.Subjects[0] != (rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "run-g1-redis-role", Namespace: "ns"}) {
+		t.Fatalf("redis-role RoleBinding %+v", rb)
+	}
+	if _, ok := m["Role/run-g1-redis-role"]; ok {
+		t.Fatal("per-run Role for the sidecars")
+	}
+	o := opts(false)
+	o.RedisRoleClusterRole = "rel-benchrun-redis-role"
+	tg2, _ := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Provider: v1alpha1.ProviderBuiltin}}, o)
+	objs2, _ := tg2.Objects()
+	if rb := byName(objs2)["RoleBinding/run-g1-redis-role"].(*rbacv1.RoleBinding); rb.RoleRef.Name != "rel-benchrun-redis-role" {
+		t.Fatalf("ClusterRole name not from the options: %+v", rb.RoleRef)
 	}
 	pod := master.Spec.Template.Spec
 	if !*pod.SecurityContext.RunAsNonRoot || *pod.Containers[0].SecurityContext.AllowPrivilegeEscalation {

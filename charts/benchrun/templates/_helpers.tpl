@@ -12,6 +12,11 @@
 {{- end -}}
 {{- end -}}
 
+{{/* The ClusterRole the operator binds to the redis-role sidecars (files/redis-role.yaml). */}}
+{{- define "benchrun.redisRoleName" -}}
+{{- printf "%s-redis-role" (include "benchrun.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "benchrun.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "benchrun.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
