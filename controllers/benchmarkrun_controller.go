@@ -9,6 +9,7 @@
 //	finish.go      Succeeded/Failed
 //	cleanup.go     cleanup policy and ttlSecondsAfterFinished
 //	resources.go   CPU/memory per role (metrics.k8s.io, runners' cgroup stats)
+//	kubelet.go     the same from the kubelets' /metrics/resource without metrics.k8s.io
 //	status.go      conditions, events, status patch with optimistic locking
 package controllers
 
@@ -66,6 +67,9 @@ type BenchmarkRunReconciler struct {
 	// of builtin ha and proxy targets; target.DefaultRedisRoleClusterRole when empty. The
 	// manager holds bind on that ClusterRole only, never pods patch itself.
 	RedisRoleClusterRole string
+	// Kubelet reads pod CPU/memory from the kubelets when the cluster serves no
+	// metrics.k8s.io; nil turns that off (runners still report their own usage).
+	Kubelet *KubeletMetrics
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

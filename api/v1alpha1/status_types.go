@@ -216,7 +216,8 @@ type ValueCount struct {
 
 // ResourceUsage is measured CPU and memory for one role.
 type ResourceUsage struct {
-	// Role is hetu, redis-master, redis-replica, sentinel, proxy or runner.
+	// Role is hetu, redis-master, redis-replica, sentinel, proxy or runner; a Redis pod
+	// counts under the role it has when sampled (a replica promoted by a failover as master).
 	Role string `json:"role"`
 	// Pods is the number of pods measured.
 	Pods int32 `json:"pods"`
@@ -228,7 +229,8 @@ type ResourceUsage struct {
 	MemoryAvgBytes int64 `json:"memoryAvgBytes"`
 	// MemoryMaxBytes is the maximum memory working set of a pod.
 	MemoryMaxBytes int64 `json:"memoryMaxBytes"`
-	// Source is where the numbers came from: metrics.k8s.io or cgroup.
+	// Source is where the numbers came from: metrics.k8s.io, kubelet (the nodes'
+	// /metrics/resource, when the cluster has no metrics.k8s.io) or cgroup (a runner's own).
 	// +optional
 	Source string `json:"source,omitempty"`
 }

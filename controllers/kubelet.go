@@ -1,0 +1,309 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// KubeletOptions configure how the operator reaches the kubelets' resource metrics endpoint.
+type KubeletOptions struct {
+	// CAFile verifies the kubelets' serving certificates; empty means the cluster CA of the
+	// REST config (in a pod: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt).
+	CAFile string
+	// InsecureSkipTLSVerify skips that verification, for kubelets with self-signed serving
+	// certificates (like metrics-server's --kubelet-insecure-tls).
+	InsecureSkipTLSVerify bool
+	// Timeout bounds one scrape of one kubelet (default 5s).
+	Timeout time.Duration
+}
+
+// KubeletMetrics reads CPU and memory of pods from the kubelets' /metrics/resource, the
+// endpoint metrics-server itself scrapes, for clusters without metrics.k8s.io.
+type KubeletMetrics struct {
+	client *http.Client
+}
+
+// NewKubeletMetrics builds the kubelet client from the manager's REST config: the same
+// credentials (in a pod, the ServiceAccount's bearer token, which the kubelet's webhook
+// authorizes as nodes/metrics get) and, unless opts say otherwise, the cluster CA.
+func NewKubeletMetrics(cfg *rest.Config, opts KubeletOptions) (*KubeletMetrics, error) {
+	kc := rest.CopyConfig(cfg)
+	kc.ServerName = "" // the API server's name; a kubelet is reached by its node address
+	switch {
+	case opts.InsecureSkipTLSVerify:
+		kc.Insecure, kc.CAFile, kc.CAData = true, "", nil
+	case opts.CAFile != "":
+		kc.CAFile, kc.CAData = opts.CAFile, nil
+	}
+	rt, err := rest.TransportFor(kc)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet client: %w", err)
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	return &KubeletMetrics{client: &http.Client{Transport: rt, Timeout: timeout}}, nil
+}
+
+// kubeletURL is the resource metrics URL of a node: its InternalIP (else ExternalIP, else
+// Hostname) and the kubelet port it reports (10250 when unset).
+func kubeletURL(node *corev1.Node) (string, error) {
+	var addr string
+	for _, typ := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName} {
+		for _, a := range node.Status.Addresses {
+			if a.Type == typ && a.Address != "" && addr == "" {
+				addr = a.Address
+			}
+		}
+	}
+	if addr == "" {
+		return "", fmt.Errorf("node %s has no address", node.Name)
+	}
+	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
+	if port == 0 {
+		port = 10250
+	}
+	return "https://" + net.JoinHostPort(addr, strconv.Itoa(int(port))) + "/metrics/resource", nil
+}
+
+// scrape reads one node's resource metrics.
+func (k *KubeletMetrics) scrape(ctx context.Context, reader client.Reader, nodeName string) (map[containerKey]*containerSample, error) {
+	var node corev1.Node
+	if err := reader.Get(ctx, client.ObjectKey{Name: nodeName}, &node); err != nil {
+		return nil, err
+	}
+	url, err := kubeletURL(&node)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := k.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	samples, err := parseResourceMetrics(io.LimitReader(resp.Body, 64<<20), time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return samples, nil
+}
+
+// containerKey names one container of one pod.
+type containerKey struct {
+	namespace, pod, container string
+}
+
+// containerSample is one container's reading from /metrics/resource.
+type containerSample struct {
+	// cpu is container_cpu_usage_seconds_total, a counter in core-seconds.
+	cpu float64
+	// cpuMs is the counter's timestamp in Unix milliseconds.
+	cpuMs int64
+	// hasCPU tells whether the counter was present.
+	hasCPU bool
+	// memory is container_memory_working_set_bytes.
+	memory float64
+	// start is container_start_time_seconds; a new value means a restarted container.
+	start float64
+}
+
+// parseResourceMetrics reads the kubelet's resource metrics (Prometheus text format) into
+// one sample per container. Lines without a timestamp get now.
+func parseResourceMetrics(r io.Reader, now time.Time) (map[containerKey]*containerSample, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[containerKey]*containerSample{}
+	each := func(name string, f func(*containerSample, *dto.Metric)) {
+		fam := families[name]
+		if fam == nil {
+			return
+		}
+		for _, m := range fam.GetMetric() {
+			var key containerKey
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "namespace":
+					key.namespace = l.GetValue()
+				case "pod":
+					key.pod = l.GetValue()
+				case "container":
+					key.container = l.GetValue()
+				}
+			}
+			if key.pod == "" || key.container == "" {
+				continue
+			}
+			s := out[key]
+			if s == nil {
+				s = &containerSample{}
+				out[key] = s
+			}
+			f(s, m)
+		}
+	}
+	each("container_cpu_usage_seconds_total", func(s *containerSample, m *dto.Metric) {
+		s.cpu, s.cpuMs, s.hasCPU = metricValue(m), m.GetTimestampMs(), true
+		if s.cpuMs == 0 {
+			s.cpuMs = now.UnixMilli()
+		}
+	})
+	each("container_memory_working_set_bytes", func(s *containerSample, m *dto.Metric) { s.memory = metricValue(m) })
+	each("container_start_time_seconds", func(s *containerSample, m *dto.Metric) { s.start = metricValue(m) })
+	return out, nil
+}
+
+// metricValue is the value of a counter, gauge or untyped sample.
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	default:
+		return m.GetUntyped().GetValue()
+	}
+}
+
+// sampleKubelet takes one sample of the run's running pods from the kubelets of the nodes
+// they run on. CPU is the counter's delta over its timestamps' delta since the reading kept
+// in u (so it survives an operator restart); a pod counts once all its containers have a
+// rate and at least one of them is new. A node that cannot be read is reported once as an
+// Event (and again after it recovered and failed anew); its pods are skipped.
+func (r *BenchmarkRunReconciler) sampleKubelet(ctx context.Context, s *step, u *usageStore) error {
+	run := s.run
+	reader := r.APIReader // the manager caches runner pods only
+	if reader == nil {
+		reader = r.Client
+	}
+	var pods corev1.PodList
+	if err := reader.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runLabels(run, run.Generation))); err != nil {
+		return err
+	}
+	byNode := map[string][]*corev1.Pod{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
+			byNode[pod.Spec.NodeName] = append(byNode[pod.Spec.NodeName], pod)
+		}
+	}
+	type scraped struct {
+		samples map[containerKey]*containerSample
+		err     error
+	}
+	results := make(map[string]*scraped, len(byNode))
+	var wg sync.WaitGroup
+	for node := range byNode {
+		res := &scraped{}
+		results[node] = res
+		wg.Go(func() { res.samples, res.err = r.Kubelet.scrape(ctx, reader, node) })
+	}
+	wg.Wait()
+
+	if u.kubelet.Counters == nil {
+		u.kubelet.Counters = map[string]*cpuReading{}
+	}
+	seen := map[string]bool{}
+	for _, node := range slices.Sorted(maps.Keys(byNode)) {
+		res := results[node]
+		if res.err != nil {
+			if _, known := u.kubelet.Errors[node]; !known {
+				s.event(corev1.EventTypeWarning, "KubeletMetricsFailed", "CPU/memory of pods on node %s: %v", node, res.err)
+				logf.FromContext(ctx).Info("reading the kubelet's resource metrics failed", "node", node, "error", res.err.Error())
+			}
+			if u.kubelet.Errors == nil {
+				u.kubelet.Errors = map[string]string{}
+			}
+			u.kubelet.Errors[node] = res.err.Error()
+			for _, pod := range byNode[node] { // keep their readings for when the node recovers
+				for key := range u.kubelet.Counters {
+					if strings.HasPrefix(key, pod.Name+"/") {
+						seen[key] = true
+					}
+				}
+			}
+			continue
+		}
+		delete(u.kubelet.Errors, node)
+		for _, pod := range byNode[node] {
+			u.addKubeletPod(pod, res.samples, seen)
+		}
+	}
+	for key := range u.kubelet.Counters { // pods and containers that are gone
+		if !seen[key] {
+			delete(u.kubelet.Counters, key)
+		}
+	}
+	return nil
+}
+
+// addKubeletPod turns one pod's container readings into a sample; seen collects the
+// counter keys still in use.
+func (u *usageStore) addKubeletPod(pod *corev1.Pod, samples map[containerKey]*containerSample, seen map[string]bool) {
+	var cpu, mem float64
+	containers, fresh, complete := 0, false, true
+	for key, c := range samples {
+		if key.namespace != pod.Namespace || key.pod != pod.Name {
+			continue
+		}
+		containers++
+		mem += c.memory
+		if !c.hasCPU {
+			complete = false
+			continue
+		}
+		id := pod.Name + "/" + key.container
+		seen[id] = true
+		prev := u.kubelet.Counters[id]
+		cur := &cpuReading{Seconds: c.cpu, Ms: c.cpuMs, Start: c.start}
+		switch {
+		case prev == nil || prev.Start != cur.Start || cur.Seconds < prev.Seconds:
+			u.kubelet.Counters[id] = cur // first reading of this container: the baseline
+			complete = false
+		case cur.Ms <= prev.Ms: // the kubelet has no newer reading yet
+			if prev.Rate == nil {
+				complete = false
+			} else {
+				cpu += *prev.Rate
+			}
+		default:
+			rate := (cur.Seconds - prev.Seconds) / (float64(cur.Ms-prev.Ms) / 1000)
+			cur.Rate = &rate
+			u.kubelet.Counters[id] = cur
+			cpu += rate
+			fresh = true
+		}
+	}
+	if containers > 0 && complete && fresh {
+		u.samples.addPod(usageRole(pod.Labels), pod.Name, sourceKubelet, cpu, int64(mem))
+	}
+}
