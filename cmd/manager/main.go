@@ -30,6 +30,8 @@ func main() {
 		leaderElect   bool
 		defaultImages controllers.Images
 		redisRole     string
+		kubelet       controllers.KubeletOptions
+		kubeletUsage  bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
@@ -41,6 +43,12 @@ func main() {
 	flag.StringVar(&defaultImages.Proxy, "proxy-image", "benchrun.local/camellia-redis-proxy:dev", "default read/write-splitting proxy image")
 	flag.StringVar(&redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
 		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
+	flag.BoolVar(&kubeletUsage, "kubelet-metrics", true,
+		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get)")
+	flag.StringVar(&kubelet.CAFile, "kubelet-certificate-authority", "",
+		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
+	flag.BoolVar(&kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
+		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -56,7 +64,15 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(benchv1alpha1.AddToScheme(scheme))
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	var kubeletMetrics *controllers.KubeletMetrics
+	if kubeletUsage {
+		if kubeletMetrics, err = controllers.NewKubeletMetrics(restConfig, kubelet); err != nil {
+			log.Error(err, "kubelet metrics client")
+			os.Exit(1)
+		}
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
@@ -81,6 +97,7 @@ func main() {
 		Recorder:             mgr.GetEventRecorderFor("benchrun"),
 		Images:               defaultImages,
 		RedisRoleClusterRole: redisRole,
+		Kubelet:              kubeletMetrics,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller", "controller", "BenchmarkRun")
 		os.Exit(1)
