@@ -167,14 +167,20 @@ func (c *cli) run(t *testing.T) int {
 	return 0
 }
 
-// leftovers lists live processes started by the CLI (found by the environment marker, or
-// by HeTu's listen address, since HeTu starts with a clean environment).
+// leftovers lists live processes started by the CLI (found by the environment marker, by
+// HeTu's listen address, since HeTu starts with a clean environment, or by a Redis endpoint's
+// address in the title of redis-server, which overwrites its environment with that title).
 func (c *cli) leftovers(t *testing.T) []string {
 	t.Helper()
 	needles := []string{c.marker}
 	for _, m := range regexp.MustCompile(`hetu (127\.0\.0\.1:\d+)`).FindAllStringSubmatch(c.stderr.String(), -1) {
 		needles = append(needles, "HETU_LISTEN="+m[1])
 	}
+	var servers []string // "redis-server 127.0.0.1:PORT" titles of the target's servers
+	for _, m := range regexp.MustCompile(`(?:redis|master|replica|sentinel) (127\.0\.0\.1:\d+)`).FindAllStringSubmatch(c.stderr.String(), -1) {
+		servers = append(servers, "-server "+m[1])
+	}
+	self := strconv.Itoa(os.Getpid())
 	var out []string
 	var dirs []string
 	// Processes take a moment to be reaped after SIGKILL.
@@ -189,15 +195,23 @@ func (c *cli) leftovers(t *testing.T) []string {
 			if err != nil {
 				continue
 			}
+			cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+			stat, _ := os.ReadFile(filepath.Join(d, "stat"))
+			if strings.Contains(string(stat), ") Z ") {
+				continue // zombie: already dead
+			}
+			found := false
 			for _, n := range needles {
-				if bytes.Contains(env, []byte(n)) {
-					stat, _ := os.ReadFile(filepath.Join(d, "stat"))
-					if strings.Contains(string(stat), ") Z ") {
-						continue // zombie: already dead
-					}
-					cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
-					out = append(out, filepath.Base(d)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
-				}
+				found = found || bytes.Contains(env, []byte(n))
+			}
+			// stat is "PID (COMM) STATE PPID ...": a server the test itself started (an external
+			// target) is not the CLI's.
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			for _, s := range servers {
+				found = found || (bytes.Contains(cmd, []byte(s)) && len(f) > 1 && f[1] != self)
+			}
+			if found {
+				out = append(out, filepath.Base(d)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
 			}
 		}
 		if len(out) == 0 {
