@@ -135,6 +135,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		logW.w = io.MultiWriter(logFile, stderr)
 	}
+	// A benchrun killed by SIGKILL took its processes with it (parent-death signal) but not
+	// its temporary directories: remove those of owners no longer alive.
+	removed, err := local.RemoveStale(local.Options{})
+	for _, d := range removed {
+		_, _ = fmt.Fprintf(logW, "removed stale temporary directory %s\n", d)
+	}
+	if len(removed) > 0 {
+		_, _ = fmt.Fprintf(stderr, "benchrun: removed temporary directories left by killed runs: %d (listed in benchrun.log)\n", len(removed))
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun: removing temporary directories of killed runs: %v\n", err)
+	}
 
 	// From here on processes run: Ctrl-C (SIGINT) and SIGTERM stop them cleanly. A second
 	// Ctrl-C kills benchrun at once; its children die with it (parent-death signal).

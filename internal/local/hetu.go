@@ -31,8 +31,8 @@ type hetuTarget struct {
 
 	mu      sync.Mutex
 	ports   []int
-	logDir  string
-	appDirs []string // inside the rootfs
+	logDir  *ownedDir
+	appDirs []*ownedDir // inside the rootfs
 	procs   []*Process
 	stopped bool
 }
@@ -166,7 +166,7 @@ func (t *hetuTarget) startLocked(ctx context.Context) error {
 		}
 	}
 	var err error
-	if t.logDir, err = os.MkdirTemp(t.opts.TempDir, "benchrun-hetu-"); err != nil {
+	if t.logDir, err = makeOwnedDir(t.opts.TempDir, "benchrun-hetu-"); err != nil {
 		return err
 	}
 	replicas := max(1, int(t.spec.Replicas))
@@ -203,11 +203,12 @@ func (t *hetuTarget) startServer(i int, master string, servants []string) error 
 	if err := os.MkdirAll(filepath.Join(t.rootfs, "srv"), 0o755); err != nil {
 		return err
 	}
-	appDir, err := os.MkdirTemp(filepath.Join(t.rootfs, "srv"), "benchrun-hetu-")
+	app, err := makeOwnedDir(filepath.Join(t.rootfs, "srv"), "benchrun-hetu-")
 	if err != nil {
 		return err
 	}
-	t.appDirs = append(t.appDirs, appDir)
+	t.appDirs = append(t.appDirs, app)
+	appDir := app.path
 	if err := os.Chmod(appDir, 0o755); err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ exec chroot "$ROOTFS" /usr/bin/env -i PATH=/opt/hetu/bin:/usr/bin:/bin HOME=/roo
   'cd "$APPDIR" && set -a && . ./server.env && set +a && exec hetu start --config=config.yml'`
 	cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private", "/bin/sh", "-c", inner)
 	cmd.Env = append(os.Environ(), "ROOTFS="+t.rootfs, "APPDIR_IN_ROOT=/srv/"+filepath.Base(appDir))
-	logf, err := os.Create(filepath.Join(t.logDir, fmt.Sprintf("hetu-%d.log", i)))
+	logf, err := os.Create(filepath.Join(t.logDir.path, fmt.Sprintf("hetu-%d.log", i)))
 	if err != nil {
 		return err
 	}
@@ -308,12 +309,12 @@ func (t *hetuTarget) Stop() error {
 		firstErr = t.backend.Stop()
 	}
 	for _, d := range append(t.appDirs, t.logDir) {
-		if d != "" {
-			if err := os.RemoveAll(d); err != nil && firstErr == nil {
+		if d != nil {
+			if err := d.remove(); err != nil && firstErr == nil {
 				firstErr = err
 			}
 		}
 	}
-	t.appDirs, t.logDir = nil, ""
+	t.appDirs, t.logDir = nil, nil
 	return firstErr
 }

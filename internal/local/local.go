@@ -3,6 +3,8 @@
 // child processes, or an external endpoint that is only checked. Everything listens on
 // 127.0.0.1 on free ports; every process runs in its own process group and is stopped, and
 // its temporary directory removed, by Stop (also after a failed or interrupted Start).
+// When benchrun itself is killed, its children die with it (parent-death signal, Linux) and
+// the next RemoveStale removes its temporary directories (each holds a lock while it lives).
 package local
 
 import (

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,5 +279,67 @@ func TestValkeyEngine(t *testing.T) {
 	}
 	if err := tgt.Stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A target's temporary directories are locked while their owner lives: RemoveStale keeps
+// them, removes them once the lock is gone (the owner died), and keeps directories that are
+// not a target's or have no owner file.
+func TestRemoveStale(t *testing.T) {
+	tmp, rootfs := t.TempDir(), t.TempDir()
+	srv := filepath.Join(rootfs, "srv")
+	live, err := makeOwnedDir(tmp, "benchrun-redis-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.remove() }()
+	if b, err := os.ReadFile(filepath.Join(live.path, ownerFile)); err != nil || !strings.HasPrefix(string(b), strconv.Itoa(os.Getpid())+"\n") {
+		t.Fatalf("owner file %q, %v", b, err)
+	}
+	if err := os.MkdirAll(srv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var dead []string
+	for _, d := range []struct{ parent, prefix string }{{tmp, "benchrun-valkey-"}, {tmp, "benchrun-hetu-"}, {srv, "benchrun-hetu-"}} {
+		o, err := makeOwnedDir(d.parent, d.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(o.path, "master.log"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = o.lock.Close() // what the kernel does when the owner dies
+		dead = append(dead, o.path)
+	}
+	keep := []string{live.path, filepath.Join(tmp, "benchrun-redis-nolock"), filepath.Join(tmp, "other-dir"), filepath.Join(srv, "hetu-bench-1")}
+	for _, d := range keep[1:] {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveStale(Options{TempDir: tmp, HeTuRootfs: rootfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(removed)
+	slices.Sort(dead)
+	if !slices.Equal(removed, dead) {
+		t.Errorf("removed %v, want %v", removed, dead)
+	}
+	for _, d := range dead {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale %s still there (%v)", d, err)
+		}
+	}
+	for _, d := range keep {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
+		}
+	}
+	if err := live.remove(); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := RemoveStale(Options{TempDir: tmp, HeTuRootfs: rootfs}); err != nil || len(removed) != 0 {
+		t.Errorf("second sweep: %v, %v", removed, err)
 	}
 }

@@ -33,7 +33,8 @@ type redisTarget struct {
 	password string
 
 	mu        sync.Mutex
-	dir       string
+	tmp       *ownedDir // the servers' configs, logs and data
+	dir       string    // tmp.path
 	procs     []*Process
 	master    string
 	replicas  []string
@@ -91,11 +92,11 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 	if t.stopped {
 		return fmt.Errorf("target stopped")
 	}
-	dir, err := os.MkdirTemp(t.opts.TempDir, "benchrun-"+t.engine()+"-")
+	tmp, err := makeOwnedDir(t.opts.TempDir, "benchrun-"+t.engine()+"-")
 	if err != nil {
 		return err
 	}
-	t.dir = dir
+	t.tmp, t.dir = tmp, tmp.path
 	master, p, err := t.startServer("master", "")
 	if err != nil {
 		return err
@@ -281,9 +282,9 @@ func (t *redisTarget) Stop() error {
 		_, _ = fmt.Fprintf(t.opts.Log, "stopped %s\n", t.procs[i].Name)
 	}
 	t.procs = nil
-	if t.dir != "" {
-		err := os.RemoveAll(t.dir)
-		t.dir = ""
+	if t.tmp != nil {
+		err := t.tmp.remove()
+		t.tmp, t.dir = nil, ""
 		return err
 	}
 	return nil
