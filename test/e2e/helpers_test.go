@@ -350,3 +350,23 @@ func commandCalls(info, cmd string) int64 {
 	}
 	return 0
 }
+
+// checkUsage asserts status.resources has CPU and memory for each role and records them.
+func checkUsage(t *testing.T, run *v1alpha1.BenchmarkRun, roles ...string) {
+	t.Helper()
+	got := map[string]v1alpha1.ResourceUsage{}
+	for _, u := range run.Status.Resources {
+		got[u.Role] = u
+		metric(t.Name()+" usage", "role=%s pods=%d cpuAvg=%.3f cpuMax=%.3f memAvg=%dMi memMax=%dMi source=%s",
+			u.Role, u.Pods, u.CPUAvgCores, u.CPUMaxCores, u.MemoryAvgBytes>>20, u.MemoryMaxBytes>>20, u.Source)
+	}
+	for _, role := range roles {
+		u, ok := got[role]
+		switch {
+		case !ok:
+			t.Errorf("status.resources has no role %q: %+v", role, run.Status.Resources)
+		case u.Pods < 1 || u.CPUAvgCores <= 0 || u.CPUMaxCores < u.CPUAvgCores || u.MemoryAvgBytes <= 0 || u.MemoryMaxBytes < u.MemoryAvgBytes:
+			t.Errorf("implausible usage for %s: %+v", role, u)
+		}
+	}
+}

@@ -285,7 +285,10 @@ func TestHeTuOnRedis(t *testing.T) {
       type: hetu.get_then_update
     - name: hello_world
       type: hetu.hello_world`, 1, "OnSuccess")
-	succeed(t, ns, "hetu", m, []string{"get", "get2_update2", "get_then_update", "hello_world"})
+	run := succeed(t, ns, "hetu", m, []string{"get", "get2_update2", "get_then_update", "hello_world"})
+	// The local cluster has no metrics-server: the operator reads the kubelet's
+	// /metrics/resource (24 s of load spans at least two kubelet refreshes).
+	checkUsage(t, run, "hetu", "redis-master", "runner")
 	checkCleanedOnSuccess(t, ns, "hetu", 4)
 }
 
