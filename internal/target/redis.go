@@ -270,13 +270,13 @@ func (r *redis) roleSidecar() corev1.Container {
 }
 
 // serverScript starts redis-server from the shared config plus the password (from the
-// environment, never written to the API) and, for a replica, replicaof.
+// environment, never written to the API; any bytes, quoted by appendPasswordConf) and, for a
+// replica, replicaof.
 func serverScript(replicaOf, announce string) string {
 	s := `set -e
 umask 077
 cp /etc/benchrun/redis.conf /tmp/redis.conf
-if [ -n "$REDIS_PASSWORD" ]; then printf 'requirepass "%s"\nmasterauth "%s"\n' "$REDIS_PASSWORD" "$REDIS_PASSWORD" >> /tmp/redis.conf; fi
-`
+` + appendPasswordConf("/tmp/redis.conf", "requirepass", "masterauth")
 	if announce != "" {
 		s += fmt.Sprintf("printf 'replica-announce-ip %%s\\n' \"$POD_NAME.%s\" >> /tmp/redis.conf\n", announce)
 	}
@@ -349,9 +349,9 @@ sentinel monitor %s %s %d %d
 sentinel down-after-milliseconds %s 5000
 sentinel failover-timeout %s 10000
 EOF
-if [ -n "$REDIS_PASSWORD" ]; then printf 'sentinel auth-pass %s "%%s"\n' "$REDIS_PASSWORD" >> /tmp/sentinel.conf; fi
-exec redis-sentinel /tmp/sentinel.conf
-`, sentinelPort, masterGroup, masterHost, redisPort, r.sentinels/2+1, masterGroup, masterGroup, masterGroup)
+%sexec redis-sentinel /tmp/sentinel.conf
+`, sentinelPort, masterGroup, masterHost, redisPort, r.sentinels/2+1, masterGroup, masterGroup,
+		appendPasswordConf("/tmp/sentinel.conf", "sentinel auth-pass "+masterGroup))
 	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	placementPod(&r.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
