@@ -1,8 +1,10 @@
 package target
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,61 +25,172 @@ const (
 // passwordPlaceholder in the route table is replaced by the password at container start.
 const passwordPlaceholder = "@REDIS_PASSWORD@"
 
+// proxyPasswordEnv is the password as the proxy script hands it to Spring (see springAwk).
+const proxyPasswordEnv = "BENCHRUN_PROXY_PASSWORD"
+
+// proxyRejectPrefix starts the termination message of a proxy container that refused its
+// password; redis.Failure reports the rest.
+const proxyRejectPrefix = "benchrun: "
+
+// routeAwk copies the route table, replacing every passwordPlaceholder (-v ph) with the
+// password of $REDIS_PASSWORD as camellia reads a redis:// URL inside a JSON string.
+//
+// camellia 1.1.1 (RedisResourceUtil.parseResourceByUrl) does not percent-decode: the user
+// info is everything before the last @ (so @ / # % ? space and UTF-8 may appear raw), split
+// at its first colon into user name and password. A password with a colon therefore goes
+// with the user name "default" (camellia then sends AUTH default <password>, which needs
+// Redis 6 or later). In JSON, backslash and double quote are escaped and control characters
+// written as \u00XX. Index/substr, not gsub: the replacement is used verbatim.
+const routeAwk = `BEGIN {
+  p = ENVIRON["` + PasswordEnv + `"]
+  if (index(p, ":")) p = "default:" p
+  for (i = 1; i < 32; i++) ctl[sprintf("%c", i)] = sprintf("\\u%04x", i)
+  r = ""
+  for (i = 1; i <= length(p); i++) {
+    c = substr(p, i, 1)
+    if (c == "\\" || c == "\"") r = r "\\" c
+    else if (c in ctl) r = r ctl[c]
+    else r = r c
+  }
+}
+{
+  out = ""
+  line = $0
+  while ((i = index(line, ph)) > 0) {
+    out = out substr(line, 1, i - 1) r
+    line = substr(line, i + length(ph))
+  }
+  print out line
+}`
+
+// springAwk prints the password of $REDIS_PASSWORD for application.yml's
+// ${BENCHRUN_PROXY_PASSWORD}. Spring resolves ${...} placeholders in that value twice (once
+// in the Environment through PropertySourcesPlaceholderConfigurer, once in the Binder), so a
+// password containing ${x} or ${x:y} would be expanded: every $ becomes
+// ${benchrun.dollar}{benchrun.dollar}, which the first pass turns into ${benchrun.dollar}
+// and the second into $ (benchrun.dollar is "$" in application.yml).
+const springAwk = `BEGIN {
+  p = ENVIRON["` + PasswordEnv + `"]
+  o = ""
+  for (i = 1; i <= length(p); i++) {
+    c = substr(p, i, 1)
+    o = o (c == "$" ? "${benchrun.dollar}{benchrun.dollar}" : c)
+  }
+  printf "%s", o
+}`
+
 // proxyScript renders the route table with the password from the environment (never from
 // the API) and starts camellia-redis-proxy.
 //
-// Image contract (issue 6 builds the image): sh and awk present, the proxy jars in
+// camellia keeps passwords as Java strings and reads its files as UTF-8, so a password that
+// is not valid UTF-8 cannot reach Redis through it: the script refuses it with a termination
+// message (never the password) that the operator reports. The JVM runs in the C.UTF-8
+// locale so that it decodes the environment as UTF-8 (Java 17 otherwise decodes it as ASCII
+// and a non-ASCII password would not match).
+//
+// Image contract (hack/images/build.sh proxy): sh, awk and iconv present, the proxy jars in
 // /opt/camellia/lib, main class io.benchrun.proxy.Main (a @SpringBootApplication
-// @EnableCamelliaRedisProxyServer), OpenJDK 17 on PATH.
+// @EnableCamelliaRedisProxyServer), OpenJDK 17 on PATH, the C.UTF-8 locale.
 const proxyScript = `set -e
 umask 077
+reject() {
+  echo "` + proxyRejectPrefix + `$*" >&2
+  { echo "` + proxyRejectPrefix + `$*" > /dev/termination-log; } 2>/dev/null || true
+  exit 1
+}
+if command -v iconv >/dev/null && ! printf '%s' "$` + PasswordEnv + `" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1; then
+  reject "the Redis password is not valid UTF-8; camellia-redis-proxy holds passwords as Java strings and cannot use it (use a UTF-8 password with mode proxy)"
+fi
 mkdir -p /tmp/camellia
-awk '{gsub(/` + passwordPlaceholder + `/, ENVIRON["REDIS_PASSWORD"])}1' /etc/camellia/resource-table.json > /tmp/camellia/resource-table.json
+LC_ALL=C awk -v ph='` + passwordPlaceholder + `' '` + routeAwk + `' /etc/camellia/resource-table.json > /tmp/camellia/resource-table.json
 cp /etc/camellia/application.yml /tmp/camellia/application.yml
+` + proxyPasswordEnv + `=$(LC_ALL=C awk '` + springAwk + `'; printf x)
+export ` + proxyPasswordEnv + `="${` + proxyPasswordEnv + `%x}"
+export LC_ALL=C.UTF-8
 exec java --add-opens java.base/java.lang=ALL-UNNAMED -cp '/opt/camellia/lib/*' io.benchrun.proxy.Main --spring.config.location=file:/tmp/camellia/application.yml
 `
 
-// proxyRoutes is camellia's route table: writes to the master Service, reads as the read
-// policy says (the replica Service spreads connections over the replicas).
+// proxyRoutes is camellia's route table: writes to the master, reads as the read policy
+// says. Several read servers go in a "random" read list: camellia picks one for every
+// command, so reads spread over all of them (through one ClusterIP Service, camellia's few
+// long-lived connections were pinned by kube-proxy to one replica).
 func (r *redis) proxyRoutes() string {
 	auth := ""
 	if r.spec.PasswordSecretRef != nil {
 		auth = passwordPlaceholder
 	}
-	url := func(addr string) string { return fmt.Sprintf("redis://%s@%s", auth, addr) }
-	var master, replica string
-	for _, ep := range r.Endpoints() {
-		switch ep.Role {
-		case "master":
-			master = ep.Address
-		case "replica":
-			replica = ep.Address
+	url := func(addr string) string { return "redis://" + auth + "@" + addr }
+	master, reads := r.proxyUpstreams()
+	var read any = url(reads[0])
+	if len(reads) > 1 {
+		urls := make([]string, len(reads))
+		for i, addr := range reads {
+			urls[i] = url(addr)
 		}
-	}
-	policy := v1alpha1.ReadReplicas
-	if r.spec.Proxy != nil && r.spec.Proxy.ReadPolicy != "" {
-		policy = r.spec.Proxy.ReadPolicy
-	}
-	var read any = url(replica)
-	switch policy {
-	case v1alpha1.ReadMaster:
-		read = url(master)
-	case v1alpha1.ReadReplicasAndMaster:
-		read = map[string]any{"type": "random", "resources": []string{url(master), url(replica)}}
+		read = map[string]any{"type": "random", "resources": urls}
 	}
 	b, _ := json.Marshal(map[string]any{"type": "simple", "operation": map[string]any{
 		"type": "rw_separate", "read": read, "write": url(master)}})
 	return string(b)
 }
 
+// proxyUpstreams are the write address and the read addresses of the read policy.
+//
+// Builtin servers are addressed by their stable per-pod names under the headless governing
+// Service (<pod>.<prefix>-redis-hl.<ns>.svc): a proxy target has no sentinels (the API
+// allows them only in mode ha), so its master never moves and static routes follow the
+// topology; camellia's sentinel-aware URLs (redis-sentinel://, redis-sentinel-slaves://)
+// have nothing to watch here. With the redis-operator, which pod is the master is the
+// operator's choice: writes and replica reads go through its role Services, and
+// replicas-and-master reads through every pod's name (<name>-<i>.<name>-headless).
+func (r *redis) proxyUpstreams() (write string, reads []string) {
+	policy := v1alpha1.ReadReplicas
+	if r.spec.Proxy != nil && r.spec.Proxy.ReadPolicy != "" {
+		policy = r.spec.Proxy.ReadPolicy
+	}
+	o := r.o
+	pod := func(sts, headless string, i int32) string {
+		return fmt.Sprintf("%s-%d.%s.%s.svc:%d", Name(o.Prefix, sts), i, Name(o.Prefix, headless), o.Namespace, redisPort)
+	}
+	if r.operator {
+		write = r.svc(r.name+"-master", redisPort)
+		switch policy {
+		case v1alpha1.ReadMaster:
+			return write, []string{write}
+		case v1alpha1.ReadReplicasAndMaster:
+			for i := range 1 + r.replicas {
+				reads = append(reads, pod(r.name, r.name+"-headless", i))
+			}
+			return write, reads
+		}
+		return write, []string{r.svc(r.name+"-replica", redisPort)}
+	}
+	write = pod(r.masterSvc(), r.name+"-hl", 0)
+	switch policy {
+	case v1alpha1.ReadMaster:
+		return write, []string{write}
+	case v1alpha1.ReadReplicasAndMaster:
+		reads = append(reads, write)
+	}
+	for i := range r.replicas {
+		reads = append(reads, pod(r.replicaSvc(), r.name+"-hl", i))
+	}
+	if len(reads) == 0 {
+		reads = []string{write}
+	}
+	return write, reads
+}
+
 // proxyApplication is camellia's Spring Boot configuration; the proxy password (clients
-// authenticate with the Redis password) comes from the environment.
+// authenticate with the Redis password) comes from the environment (see springAwk).
 func (r *redis) proxyApplication() string {
 	pass := ""
 	if r.spec.PasswordSecretRef != nil {
-		pass = "\n  password: ${REDIS_PASSWORD}"
+		pass = "\n  password: ${" + proxyPasswordEnv + "}"
 	}
-	return fmt.Sprintf(`server:
+	return fmt.Sprintf(`benchrun:
+  dollar: "$"
+server:
   port: 6381
 spring:
   application:
@@ -90,6 +203,38 @@ camellia-redis-proxy:
       type: complex
       json-file: /tmp/camellia/resource-table.json
 `, proxyPort, pass)
+}
+
+// Failer is implemented by targets that can tell, while not ready, that they never will be
+// (for example a proxy that refused the password): the run then fails at once instead of
+// after timeouts.targetReady.
+type Failer interface {
+	// Failure is a message (never a secret) when the target cannot become ready, else "".
+	Failure(ctx context.Context, c client.Reader) (string, error)
+}
+
+// Failure implements Failer: a proxy pod that refused the password (proxyScript) will not
+// start however long the run waits. Pods are read with c, which must not be the manager's
+// cache (it holds runner pods only).
+func (r *redis) Failure(ctx context.Context, c client.Reader) (string, error) {
+	if r.mode != v1alpha1.RedisProxy {
+		return "", nil
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(r.o.Namespace), client.MatchingLabels{
+		LabelRun: r.o.Labels[LabelRun], LabelGeneration: r.o.Labels[LabelGeneration], LabelComponent: "proxy"}); err != nil {
+		return "", err
+	}
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+				if t != nil && strings.HasPrefix(t.Message, proxyRejectPrefix) {
+					return fmt.Sprintf("proxy pod %s: %s", pod.Name, strings.TrimSpace(strings.TrimPrefix(t.Message, proxyRejectPrefix))), nil
+				}
+			}
+		}
+	}
+	return "", nil
 }
 
 // proxyObjects are the proxy ConfigMap, Deployment and Service.

@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -125,34 +124,6 @@ func TestBuiltinHA(t *testing.T) {
 	}
 	eps := tg.Endpoints()
 	if len(eps) != 3 || eps[0] != (v1alpha1.Endpoint{Role: "master", Address: "run-g1-redis-master.ns.svc:6379"}) || eps[2].Role != "sentinel" {
-		t.Fatalf("endpoints %+v", eps)
-	}
-}
-
-func TestProxyRoutes(t *testing.T) {
-	spec := &v1alpha1.RedisTarget{Mode: v1alpha1.RedisProxy, Provider: v1alpha1.ProviderBuiltin,
-		PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}
-	tg, _ := New(&v1alpha1.TargetSpec{Redis: spec}, opts(false))
-	objs, _ := tg.Objects()
-	cm := byName(objs)["ConfigMap/run-g1-proxy-config"].(*corev1.ConfigMap)
-	var routes struct {
-		Operation struct{ Type, Read, Write string }
-	}
-	if err := json.Unmarshal([]byte(cm.Data["resource-table.json"]), &routes); err != nil {
-		t.Fatal(err)
-	}
-	if routes.Operation.Type != "rw_separate" || routes.Operation.Write != "redis://@REDIS_PASSWORD@@run-g1-redis-master.ns.svc:6379" ||
-		routes.Operation.Read != "redis://@REDIS_PASSWORD@@run-g1-redis-replica.ns.svc:6379" {
-		t.Fatalf("routes %+v", routes)
-	}
-	if !strings.Contains(cm.Data["application.yml"], "password: ${REDIS_PASSWORD}") {
-		t.Fatal("proxy password not from the environment")
-	}
-	// A proxy whose Spring context died (upstream not ready at start) must be restarted.
-	if lp := byName(objs)["Deployment/run-g1-proxy"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].LivenessProbe; lp == nil || lp.TCPSocket == nil || lp.TCPSocket.Port.IntValue() != 6380 {
-		t.Fatalf("proxy liveness probe %+v", lp)
-	}
-	if eps := tg.Endpoints(); eps[0].Role != "proxy" || eps[0].Address != "run-g1-proxy.ns.svc:6380" {
 		t.Fatalf("endpoints %+v", eps)
 	}
 }
