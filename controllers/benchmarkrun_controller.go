@@ -75,7 +75,7 @@ type BenchmarkRunReconciler struct {
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;get;list
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch

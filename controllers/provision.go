@@ -43,6 +43,11 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 		return fmt.Errorf("target readiness: %w", err)
 	}
 	if !ready {
+		// Why it is not ready, when Kubernetes said so: e.g. pods rejected by PodSecurity
+		// (FailedCreate on a StatefulSet) would otherwise show as "0/3 ready" until the timeout.
+		if w := r.targetWarning(ctx, run, t.Workloads()); w != "" {
+			reason += "; last warning: " + w
+		}
 		timeout := defaultTargetReady
 		if d := run.Spec.Timeouts.TargetReady; d != nil {
 			timeout = d.Duration

@@ -115,7 +115,10 @@ func kustomizeRBAC(t *testing.T, ns string) installedRBAC {
 	}
 	for _, doc := range yamlDocs(t, data) {
 		var d appsv1.Deployment
-		if err := yaml.Unmarshal(doc, &d); err == nil && d.Kind == "Deployment" {
+		if err := yaml.Unmarshal(doc, &d); err != nil {
+			t.Fatalf("config/manager/manager.yaml: %v", err)
+		}
+		if d.Kind == "Deployment" {
 			in.flag = managerFlag(&d, "redis-role-clusterrole")
 			if sa := d.Spec.Template.Spec.ServiceAccountName; sa != in.serviceAccount {
 				t.Errorf("manager.yaml runs as %q, role_binding.yaml binds %q", sa, in.serviceAccount)
@@ -274,6 +277,10 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "victim", Namespace: e.ns}, Reason: "Check", Type: corev1.EventTypeNormal}
 	if err := manager.Create(e.ctx, ev); err != nil {
 		t.Errorf("manager creating an Event: %v", err)
+	}
+	var warnings corev1.EventList // as targetWarning reads them
+	if err := manager.List(e.ctx, &warnings, client.InNamespace(e.ns), client.MatchingFields{"type": corev1.EventTypeWarning}); err != nil {
+		t.Errorf("manager listing Warning Events: %v", err)
 	}
 	if err := manager.List(e.ctx, &corev1.SecretList{}, client.InNamespace(e.ns)); !kerrors.IsForbidden(err) {
 		t.Errorf("manager listing Secrets: want Forbidden, got %v", err)

@@ -27,6 +27,9 @@ func (e *external) Objects() ([]client.Object, error) { return nil, nil }
 // up as failed calls in the results.
 func (e *external) Ready(context.Context, client.Reader) (bool, string, error) { return true, "", nil }
 
+// Workloads implements Target: none.
+func (e *external) Workloads() []Workload { return nil }
+
 // Teardown implements Target: nothing to delete.
 func (e *external) Teardown(context.Context, client.Client) error { return nil }
 

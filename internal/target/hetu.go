@@ -247,6 +247,15 @@ func (h *hetu) Ready(ctx context.Context, c client.Reader) (bool, string, error)
 	return deploymentReady(ctx, c, h.o.Namespace, Name(h.o.Prefix, "hetu"))
 }
 
+// Workloads implements Target: the back end's, then the HeTu Deployment.
+func (h *hetu) Workloads() []Workload {
+	var ws []Workload
+	if h.backend != nil {
+		ws = h.backend.Workloads()
+	}
+	return append(ws, Workload{Kind: "Deployment", Name: Name(h.o.Prefix, "hetu")})
+}
+
 // Teardown implements Target.
 func (h *hetu) Teardown(ctx context.Context, c client.Client) error {
 	objs, err := h.Objects()

@@ -156,6 +156,37 @@ func (r *redis) stsCheck(suffix string) readyCheck {
 	}
 }
 
+// Workloads implements Target: the servers' and sentinels' StatefulSets (with the
+// redis-operator: its resources and the StatefulSets it creates for them) and the proxy.
+func (r *redis) Workloads() []Workload {
+	var ws []Workload
+	sts := func(suffix string) { ws = append(ws, Workload{Kind: "StatefulSet", Name: Name(r.o.Prefix, suffix)}) }
+	if r.operator {
+		kind := "Redis"
+		if r.mode != v1alpha1.RedisSingle {
+			kind = "RedisReplication"
+		}
+		ws = append(ws, Workload{Kind: kind, Name: Name(r.o.Prefix, r.name)})
+		sts(r.name)
+		if r.sentinels > 0 {
+			ws = append(ws, Workload{Kind: "RedisSentinel", Name: Name(r.o.Prefix, r.name)})
+			sts(r.name + "-sentinel")
+		}
+	} else {
+		sts(r.masterSvc())
+		if r.replicas > 0 {
+			sts(r.replicaSvc())
+		}
+		if r.sentinels > 0 {
+			sts(r.sentinelSvc())
+		}
+	}
+	if r.mode == v1alpha1.RedisProxy {
+		ws = append(ws, Workload{Kind: "Deployment", Name: Name(r.o.Prefix, proxySuffix)})
+	}
+	return ws
+}
+
 // Teardown implements Target.
 func (r *redis) Teardown(ctx context.Context, c client.Client) error {
 	objs, _ := r.Objects()

@@ -84,6 +84,18 @@ type Target interface {
 	Endpoints() []v1alpha1.Endpoint
 	// Teardown deletes what Objects created.
 	Teardown(ctx context.Context, c client.Client) error
+	// Workloads are the objects whose pods serve the target (none for external ones).
+	Workloads() []Workload
+}
+
+// Workload is an object whose pods serve a target. Warning Events on it, on its pods and on
+// a Deployment's ReplicaSets tell why a target does not become ready.
+type Workload struct {
+	// Kind is StatefulSet, Deployment, or a redis-operator kind (Redis, RedisReplication,
+	// RedisSentinel) whose StatefulSets are Workloads of their own.
+	Kind string
+	// Name is the object's name in the run's namespace.
+	Name string
 }
 
 // New builds the Target of spec.

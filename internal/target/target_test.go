@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,5 +202,59 @@ func TestName(t *testing.T) {
 	long := strings.Repeat("a", 60)
 	if n := Name(long, "redis-master"); len(n) > 63 || n == Name(long, "redis-replica") {
 		t.Fatalf("name %q", n)
+	}
+}
+
+// TestWorkloads: every target kind names the objects whose Warning Events explain it,
+// and each of them is one it creates or the redis-operator creates for it.
+func TestWorkloads(t *testing.T) {
+	w := func(kind, name string) Workload { return Workload{Kind: kind, Name: name} }
+	for _, c := range []struct {
+		spec     v1alpha1.TargetSpec
+		operator bool
+		want     []Workload
+	}{
+		{spec: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisSingle}},
+			want: []Workload{w("StatefulSet", "run-g1-redis-master")}},
+		{spec: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA}},
+			want: []Workload{w("StatefulSet", "run-g1-redis-master"), w("StatefulSet", "run-g1-redis-replica"), w("StatefulSet", "run-g1-redis-sentinel")}},
+		{spec: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisProxy}},
+			want: []Workload{w("StatefulSet", "run-g1-redis-master"), w("StatefulSet", "run-g1-redis-replica"), w("Deployment", "run-g1-proxy")}},
+		{spec: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisSingle}}, operator: true,
+			want: []Workload{w("Redis", "run-g1-redis"), w("StatefulSet", "run-g1-redis")}},
+		{spec: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA}}, operator: true,
+			want: []Workload{w("RedisReplication", "run-g1-redis"), w("StatefulSet", "run-g1-redis"), w("RedisSentinel", "run-g1-redis"), w("StatefulSet", "run-g1-redis-sentinel")}},
+		{spec: v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisSingle}}}},
+			want: []Workload{w("StatefulSet", "run-g1-redis-master"), w("Deployment", "run-g1-hetu")}},
+		{spec: v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalRedis, Addresses: []string{"r:6379"}}}},
+	} {
+		tg, err := New(&c.spec, opts(c.operator))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tg.Workloads()
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s (%s): %v, want %v", tg.Kind(), tg.Provider(), got, c.want)
+		}
+		objs, _ := tg.Objects()
+		created := map[Workload]bool{}
+		for _, o := range objs {
+			kind := o.GetObjectKind().GroupVersionKind().Kind
+			switch o.(type) {
+			case *appsv1.StatefulSet:
+				kind = "StatefulSet"
+			case *appsv1.Deployment:
+				kind = "Deployment"
+			}
+			created[w(kind, o.GetName())] = true
+		}
+		for _, wl := range got {
+			// The operator's StatefulSets carry the names of its resources.
+			byOperator := c.operator && wl.Kind == "StatefulSet" && (created[w("Redis", wl.Name)] ||
+				created[w("RedisReplication", wl.Name)] || created[w("RedisSentinel", strings.TrimSuffix(wl.Name, "-sentinel"))])
+			if !created[wl] && !byOperator {
+				t.Errorf("%s: workload %v is not among the objects", tg.Kind(), wl)
+			}
+		}
 	}
 }
