@@ -43,6 +43,14 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 		return fmt.Errorf("target readiness: %w", err)
 	}
 	if !ready {
+		// A target that will never be ready (e.g. a proxy that refused the password) fails now.
+		if msg, err := r.targetFailure(ctx, t); err != nil {
+			return err
+		} else if msg != "" {
+			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "TargetFailed", msg)
+			r.finish(s, v1alpha1.PhaseFailed, "TargetFailed", msg)
+			return nil
+		}
 		// Why it is not ready, when Kubernetes said so: e.g. pods rejected by PodSecurity
 		// (FailedCreate on a StatefulSet) would otherwise show as "0/3 ready" until the timeout.
 		if w := r.targetWarning(ctx, run, t.Workloads()); w != "" {

@@ -1,0 +1,27 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/benchrun/benchrun/internal/target"
+)
+
+// targetFailure asks a target that can tell (target.Failer) whether it will never become
+// ready, e.g. a proxy that refused the password. Pods are read uncached: the manager caches
+// runner pods only.
+func (r *BenchmarkRunReconciler) targetFailure(ctx context.Context, t target.Target) (string, error) {
+	f, ok := t.(target.Failer)
+	if !ok {
+		return "", nil
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	msg, err := f.Failure(ctx, reader)
+	if err != nil {
+		return "", fmt.Errorf("target failure: %w", err)
+	}
+	return msg, nil
+}
