@@ -370,3 +370,21 @@ func checkUsage(t *testing.T, run *v1alpha1.BenchmarkRun, roles ...string) {
 		}
 	}
 }
+
+// checkNoSecret asserts a secret value appears nowhere in the run's status, its report
+// ConfigMap or the namespace's events.
+func checkNoSecret(t *testing.T, ns string, run *v1alpha1.BenchmarkRun, secret string) {
+	t.Helper()
+	where := map[string]string{
+		"run":    mustKubectl(t, "", "-n", ns, "get", "benchmarkrun", run.Name, "-o", "json"),
+		"events": mustKubectl(t, "", "-n", ns, "get", "events", "-o", "json"),
+	}
+	if run.Status.Report != nil {
+		where["report"] = mustKubectl(t, "", "-n", ns, "get", "configmap", run.Status.Report.ConfigMapName, "-o", "json")
+	}
+	for name, text := range where {
+		if strings.Contains(text, secret) || strings.Contains(text, strconv.Quote(secret)[1:len(strconv.Quote(secret))-1]) {
+			t.Errorf("the secret appears in the %s", name)
+		}
+	}
+}
