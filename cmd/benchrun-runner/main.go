@@ -1,7 +1,8 @@
 // Command benchrun-runner is the agent in each k6 runner pod: it waits at the run's start
 // barrier, runs k6 and stores the result document in its state ConfigMap (internal/runner).
 // `benchrun-runner redis-role` is the sidecar that keeps a builtin Redis pod's role label
-// current (internal/redisrole).
+// current (internal/redisrole). `benchrun-runner wait-redis ADDR...` is an init container
+// that waits until every Redis server a proxy routes to answers PING.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,12 +20,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/internal/redisrole"
+	"github.com/benchrun/benchrun/internal/resp"
 	"github.com/benchrun/benchrun/internal/runner"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "redis-role" {
 		redisRole()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "wait-redis" {
+		waitRedis(os.Args[2:])
 		return
 	}
 	var a runner.Agent
@@ -77,4 +84,22 @@ func redisRole() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	_ = f.Run(ctx)
+}
+
+// waitRedis returns once every address answers PING (password from REDIS_PASSWORD), so the
+// container after it starts with its upstreams up; it waits until SIGTERM (the run's
+// targetReady timeout bounds it).
+func waitRedis(addrs []string) {
+	if len(addrs) == 0 {
+		fmt.Fprintln(os.Stderr, "benchrun-runner wait-redis: no address given")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "benchrun-runner wait-redis: "+format+"\n", args...) }
+	if err := resp.WaitPing(ctx, addrs, os.Getenv("REDIS_PASSWORD"), time.Second, logf); err != nil {
+		logf("%v", err)
+		os.Exit(1)
+	}
+	logf("all %d server(s) answer", len(addrs))
 }

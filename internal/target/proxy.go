@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -270,11 +272,22 @@ func (r *redis) proxyObjects() []client.Object {
 		SecurityContext: ContainerSecurityContext(),
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(proxyPort)}},
 			PeriodSeconds: 2, FailureThreshold: 3},
-		// camellia started before the master answers fails its upstream preheat: Spring stops
-		// but the JVM lives on without listening. Restart it (the master is up by then).
+		// camellia whose upstream preheat failed (an upstream restarted after wait-upstreams)
+		// stops Spring but the JVM lives on without listening: restart it.
 		LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(proxyPort)}},
 			InitialDelaySeconds: 20, PeriodSeconds: 5, FailureThreshold: 3},
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/camellia"}, {Name: "tmp", MountPath: "/tmp"}},
+	}}
+	// camellia started before its upstreams answer fails its preheat and must be restarted
+	// by the liveness probe (20-40 s lost): wait for every upstream first.
+	write, reads := r.proxyUpstreams()
+	pod.InitContainers = []corev1.Container{{
+		Name: "wait-upstreams", Image: o.Images.Agent, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         append([]string{"benchrun-runner", "wait-redis"}, uniq(append([]string{write}, reads...))...),
+		Env:             env,
+		SecurityContext: ContainerSecurityContext(),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
 	}}
 	pod.Volumes = []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}},
@@ -290,4 +303,15 @@ func deployment(meta metav1.ObjectMeta, replicas int32, labels map[string]string
 		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: labels[LabelRun], LabelGeneration: labels[LabelGeneration], LabelComponent: labels[LabelComponent]}},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 	}}
+}
+
+// uniq drops repeated strings, keeping the first of each.
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -92,6 +92,21 @@ func TestProxyRoutes(t *testing.T) {
 	if lp := ctr.LivenessProbe; lp == nil || lp.TCPSocket == nil || lp.TCPSocket.Port.IntValue() != 6380 {
 		t.Fatalf("proxy liveness probe %+v", lp)
 	}
+	// camellia starts only once every upstream answers: an init container waits for them
+	// (password from the Secret, never in the arguments).
+	pod := m["Deployment/run-g1-proxy"].(*appsv1.Deployment).Spec.Template.Spec
+	if len(pod.InitContainers) != 1 {
+		t.Fatalf("init containers %+v", pod.InitContainers)
+	}
+	wait := pod.InitContainers[0]
+	if want := []string{"benchrun-runner", "wait-redis", "run-g1-redis-master-0.run-g1-redis-hl.ns.svc:6379",
+		"run-g1-redis-replica-0.run-g1-redis-hl.ns.svc:6379", "run-g1-redis-replica-1.run-g1-redis-hl.ns.svc:6379"}; !slices.Equal(wait.Command, want) {
+		t.Fatalf("wait-upstreams command %q", wait.Command)
+	}
+	if wait.Image != opts(false).Images.Agent || len(wait.Env) != 1 || wait.Env[0].Name != PasswordEnv || wait.Env[0].ValueFrom.SecretKeyRef.Name != "s" ||
+		wait.SecurityContext == nil || *wait.SecurityContext.AllowPrivilegeEscalation {
+		t.Fatalf("wait-upstreams container %+v", wait)
+	}
 	if eps := tg.Endpoints(); eps[0].Role != "proxy" || eps[0].Address != "run-g1-proxy.ns.svc:6380" {
 		t.Fatalf("endpoints %+v", eps)
 	}
