@@ -96,7 +96,9 @@ func waitRedis(addrs []string) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "benchrun-runner wait-redis: "+format+"\n", args...) }
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "benchrun-runner wait-redis: "+format+"\n", args...)
+	}
 	if err := resp.WaitPing(ctx, addrs, os.Getenv("REDIS_PASSWORD"), time.Second, logf); err != nil {
 		logf("%v", err)
 		os.Exit(1)
