@@ -52,6 +52,9 @@ log() { echo "[local-cluster $(date +%T) +$(($(date +%s) - T0))s] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 kubectl() { "$BIN/kubectl" --kubeconfig "$ADMIN_KC" "$@"; }
 ctrk() { ctr --address "$SOCK" -n k8s.io "$@"; }
+# has_image NAME: containerd holds the image. (Not `ctrk images ls | grep -q`: grep exits at the
+# first match, ctr dies of SIGPIPE and pipefail turns the match into a failure, intermittently.)
+has_image() { local all; all=$(ctrk images ls -q 2>/dev/null) && grep -qxF "$1" <<< "$all"; }
 pid_of() { cat "$PIDS/$1.pid" 2>/dev/null; }
 running() { local p; p=$(pid_of "$1") && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 # write stdin to FILE only when the content differs (kube-proxy exits when its config file changes)
@@ -260,7 +263,7 @@ import_images() {
   for t in "$@"; do
     [ -f "$t" ] && [ -f "$t.id" ] || continue
     read -r name id < "$t.id"
-    if cmp -s "$t.id" "$stamps/${name//[\/:]/_}" && ctrk images ls -q | grep -qxF "$name"; then continue; fi
+    if cmp -s "$t.id" "$stamps/${name//[\/:]/_}" && has_image "$name"; then continue; fi
     ctrk images import "$t" >/dev/null
     cp "$t.id" "$stamps/${name//[\/:]/_}"
     log "imported $name"
@@ -269,8 +272,10 @@ import_images() {
 
 node() {
   mkdir -p "$DATA/kubelet" "$DATA/pod-logs"
-  local dns="[]"
-  ctrk images ls -q 2>/dev/null | grep -qxF "$COREDNS_IMAGE" && dns="[$DNS_IP]"
+  # up builds and imports CoreDNS before this: a cluster without DNS (service and per-pod
+  # names unresolvable) must not come up looking healthy
+  has_image "$COREDNS_IMAGE" || die "containerd lacks $COREDNS_IMAGE (hack/images/build.sh coredns; cluster.sh load)"
+  local dns="[$DNS_IP]"
   write_if_changed "$DATA/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -313,12 +318,9 @@ healthzBindAddress: 127.0.0.1:10256
 EOF
   start kube-proxy "$BIN/kube-proxy" --config="$DATA/kube-proxy-config.yaml" --v=1
   wait_for "node $NODE_NAME Ready" 180 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
-  if [ "$dns" != "[]" ]; then
-    sed "s|@IMAGE@|$COREDNS_IMAGE|; s|@DNS_IP@|$DNS_IP|" "$HERE/coredns.yaml" | kubectl apply -f - >/dev/null
-    kubectl -n kube-system rollout status deploy/coredns --timeout=180s >/dev/null && log "CoreDNS ready"
-  else
-    log "no $COREDNS_IMAGE image: no cluster DNS (hack/images/build.sh coredns)"
-  fi
+  sed "s|@IMAGE@|$COREDNS_IMAGE|; s|@DNS_IP@|$DNS_IP|" "$HERE/coredns.yaml" | kubectl apply -f - >/dev/null
+  kubectl -n kube-system rollout status deploy/coredns --timeout=180s >/dev/null || die "CoreDNS did not become ready"
+  log "CoreDNS ready"
 }
 
 up() {
