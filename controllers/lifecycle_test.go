@@ -226,7 +226,7 @@ func (e *env) startedRun(run *v1alpha1.BenchmarkRun) *v1alpha1.BenchmarkRun {
 	e.t.Helper()
 	e.create(run)
 	e.until(run.Name, v1alpha1.PhaseProvisioning)
-	e.markTargetReady()
+	e.targetReady(run.Name)
 	run = e.until(run.Name, v1alpha1.PhaseStarting)
 	e.readyRunners(run)
 	return e.until(run.Name, v1alpha1.PhaseRunning)

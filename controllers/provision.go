@@ -6,8 +6,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 // defaultTargetReady is timeouts.targetReady when unset.
@@ -29,7 +31,11 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
 			return nil
 		}
+		staged, _ := t.(target.Staged)
 		for _, obj := range objs {
+			if staged != nil && staged.Deferred(obj) {
+				continue
+			}
 			if err := r.create(ctx, run, obj); err != nil {
 				return err
 			}
@@ -37,6 +43,9 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 		st.Target.Endpoints = t.Endpoints()
 		s.setPhase(v1alpha1.PhaseProvisioning, "Provisioning", "deploying the %s target (%s): %d objects", t.Kind(), t.Provider(), len(objs))
 		s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, reasonWaiting, "target objects created")
+	}
+	if err := r.createDeferred(ctx, run, t); err != nil {
+		return err
 	}
 	ready, reason, err := t.Ready(ctx, r.Client)
 	if err != nil {
@@ -73,4 +82,38 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 	s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready",
 		fmt.Sprintf("%s target ready after %s", t.Kind(), s.now.Sub(st.StartTime.Time)))
 	return r.createRunners(ctx, s)
+}
+
+// createDeferred creates the deferred objects of a staged target once the others serve
+// (idempotent: existing objects are left alone).
+func (r *BenchmarkRunReconciler) createDeferred(ctx context.Context, run *v1alpha1.BenchmarkRun, t target.Target) error {
+	staged, ok := t.(target.Staged)
+	if !ok {
+		return nil
+	}
+	objs, err := t.Objects()
+	if err != nil {
+		return err
+	}
+	var deferred []client.Object
+	for _, obj := range objs {
+		if staged.Deferred(obj) {
+			deferred = append(deferred, obj)
+		}
+	}
+	if len(deferred) == 0 {
+		return nil
+	}
+	if ready, _, err := staged.BaseReady(ctx, r.Client); err != nil || !ready {
+		return err
+	}
+	for _, obj := range deferred {
+		if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); err == nil {
+			continue // created by an earlier reconcile
+		}
+		if err := r.create(ctx, run, obj); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -324,7 +324,7 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 				checkSidecarAccess(t, e, run, in.redisRole.Name)
 			}
 		}
-		e.markTargetReady()
+		e.targetReady(run.Name)
 		run = e.until(run.Name, v1alpha1.PhaseStarting)
 		var role rbacv1.Role
 		if !e.exists(&role, runner.AccountName(prefix(run, run.Generation))) || !e.exists(&batchv1.Job{}, runner.JobName(prefix(run, run.Generation))) {

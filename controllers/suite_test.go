@@ -233,6 +233,19 @@ func (e *env) markTargetReady() {
 	}
 }
 
+// targetReady simulates the kubelet and controllers until the run's target is ready: a
+// staged target (a proxy created once its servers serve) takes a second round.
+func (e *env) targetReady(name string) {
+	e.t.Helper()
+	for range 3 {
+		e.markTargetReady()
+		e.reconcile(name)
+		if e.get(name).Status.Phase != v1alpha1.PhaseProvisioning {
+			return
+		}
+	}
+}
+
 // stateName is runner i's state ConfigMap of the run's current generation.
 func (e *env) stateName(run *v1alpha1.BenchmarkRun, i int) string {
 	return runner.StateName(prefix(run, run.Generation), i)

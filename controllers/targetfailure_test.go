@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,15 +25,23 @@ func TestProxyRefusedPassword(t *testing.T) {
 		PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "pw", Key: "password"}}
 	e.create(run)
 	run = e.until(run.Name, v1alpha1.PhaseProvisioning)
+	// Staged: the proxy starts only once its servers serve (it resolves their per-pod names
+	// at start; a name looked up too early stays a DNS miss for the negative-cache TTL).
+	var dep appsv1.Deployment
+	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: targetName(run, "proxy")}, &dep); !apierrors.IsNotFound(err) {
+		t.Fatalf("proxy Deployment before the servers are ready: %v", err)
+	}
+	if c := meta.FindStatusCondition(e.get(run.Name).Status.Conditions, v1alpha1.ConditionTargetReady); c == nil || !strings.Contains(c.Message, "StatefulSet") {
+		t.Fatalf("TargetReady while the servers start: %+v", c)
+	}
+	e.markTargetReady() // the StatefulSets
 	e.clock.Step(10 * time.Second)
 	e.reconcile(run.Name)
 	if got := e.get(run.Name).Status.Phase; got != v1alpha1.PhaseProvisioning {
 		t.Fatalf("phase %s without a failed proxy pod", got)
 	}
-
-	var dep appsv1.Deployment
 	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: targetName(run, "proxy")}, &dep); err != nil {
-		t.Fatal(err)
+		t.Fatalf("proxy Deployment once the servers serve: %v", err)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: dep.Name + "-7d9f-x", Namespace: e.ns, Labels: dep.Spec.Template.Labels},
 		Spec: dep.Spec.Template.Spec}

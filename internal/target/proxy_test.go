@@ -243,3 +243,28 @@ func TestProxyFailure(t *testing.T) {
 		t.Fatalf("ha target failure %q, %v", msg, err)
 	}
 }
+
+// TestProxyDeferred: only the proxy Deployment waits for the servers (Staged); no other
+// object of a proxy, single or ha target does.
+func TestProxyDeferred(t *testing.T) {
+	for _, mode := range []v1alpha1.RedisMode{v1alpha1.RedisSingle, v1alpha1.RedisHA, v1alpha1.RedisProxy} {
+		tg, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: mode, Provider: v1alpha1.ProviderBuiltin}}, opts(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, _ := tg.Objects()
+		var deferred []string
+		for _, obj := range objs {
+			if tg.(Staged).Deferred(obj) {
+				deferred = append(deferred, obj.GetName())
+			}
+		}
+		want := []string(nil)
+		if mode == v1alpha1.RedisProxy {
+			want = []string{"run-g1-proxy"}
+		}
+		if !slices.Equal(deferred, want) {
+			t.Errorf("%s: deferred %v, want %v", mode, deferred, want)
+		}
+	}
+}

@@ -129,6 +129,28 @@ func (r *redis) Objects() ([]client.Object, error) {
 
 // Ready implements Target.
 func (r *redis) Ready(ctx context.Context, c client.Reader) (bool, string, error) {
+	checks := r.serverChecks()
+	if r.mode == v1alpha1.RedisProxy {
+		checks = append(checks, func(ctx context.Context, c client.Reader) (bool, string, error) {
+			return deploymentReady(ctx, c, r.o.Namespace, Name(r.o.Prefix, proxySuffix))
+		})
+	}
+	return allReady(ctx, c, checks...)
+}
+
+// Deferred implements Staged: the proxy Deployment starts once its upstreams serve.
+func (r *redis) Deferred(obj client.Object) bool {
+	_, isDeployment := obj.(*appsv1.Deployment)
+	return r.mode == v1alpha1.RedisProxy && isDeployment && obj.GetLabels()[LabelComponent] == "proxy"
+}
+
+// BaseReady implements Staged: the servers (and sentinels) serve.
+func (r *redis) BaseReady(ctx context.Context, c client.Reader) (bool, string, error) {
+	return allReady(ctx, c, r.serverChecks()...)
+}
+
+// serverChecks are the readiness checks of the Redis servers and sentinels.
+func (r *redis) serverChecks() []readyCheck {
 	var checks []readyCheck
 	if r.operator {
 		checks = r.operatorReadyChecks()
@@ -141,12 +163,7 @@ func (r *redis) Ready(ctx context.Context, c client.Reader) (bool, string, error
 			checks = append(checks, r.stsCheck(r.sentinelSvc()))
 		}
 	}
-	if r.mode == v1alpha1.RedisProxy {
-		checks = append(checks, func(ctx context.Context, c client.Reader) (bool, string, error) {
-			return deploymentReady(ctx, c, r.o.Namespace, Name(r.o.Prefix, proxySuffix))
-		})
-	}
-	return allReady(ctx, c, checks...)
+	return checks
 }
 
 // stsCheck checks the StatefulSet named prefix-suffix.

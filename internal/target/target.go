@@ -88,6 +88,17 @@ type Target interface {
 	Workloads() []Workload
 }
 
+// Staged is implemented by targets some of whose objects must wait until the others serve:
+// a proxy resolves its upstreams' per-pod DNS names at start, and a name looked up before its
+// pod exists stays unresolvable for the DNS negative-cache TTL (30 s with the usual CoreDNS
+// configuration), which delayed the load by that much.
+type Staged interface {
+	// Deferred tells whether obj, one of Objects, is created only once BaseReady.
+	Deferred(obj client.Object) bool
+	// BaseReady tells whether the objects that are not deferred serve.
+	BaseReady(ctx context.Context, c client.Reader) (ready bool, reason string, err error)
+}
+
 // Workload is an object whose pods serve a target. Warning Events on it, on its pods and on
 // a Deployment's ReplicaSets tell why a target does not become ready.
 type Workload struct {
