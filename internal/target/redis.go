@@ -214,7 +214,9 @@ func (r *redis) Teardown(ctx context.Context, c client.Client) error {
 // persistence, writable dir for non-root replicas) then the user's directives, sorted.
 func (r *redis) serverConfig() string {
 	var b strings.Builder
-	b.WriteString("port 6379\nbind * -::*\nprotected-mode no\ndir /tmp\nsave \"\"\nappendonly no\n")
+	// repl-diskless-sync-delay 0: replicas of a fresh, empty server sync at once instead of
+	// after the default 5 s batching wait. spec.config comes last and overrides any default.
+	b.WriteString("port 6379\nbind * -::*\nprotected-mode no\ndir /tmp\nsave \"\"\nappendonly no\nrepl-diskless-sync-delay 0\n")
 	for _, k := range slices.Sorted(maps.Keys(r.spec.Config)) {
 		fmt.Fprintf(&b, "%s %s\n", k, r.spec.Config[k])
 	}
@@ -232,13 +234,18 @@ func (r *redis) builtinObjects() []client.Object {
 		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], redisLabel: r.name},
 		Ports:    []corev1.ServicePort{{Name: "redis", Port: redisPort}},
 	}}
+	// Sentinels monitor the master pod by its stable name. Replicas follow the role-following
+	// master Service instead: that name resolves as soon as the Service exists, whereas a
+	// per-pod name looked up before the pod is published is cached as a miss by CoreDNS
+	// (30 s), which held replication, and so the target, back by that much.
 	masterHost := fmt.Sprintf("%s-0.%s.%s.svc", Name(o.Prefix, r.masterSvc()), Name(o.Prefix, headless), o.Namespace)
+	masterService := fmt.Sprintf("%s.%s.svc", Name(o.Prefix, r.masterSvc()), o.Namespace)
 	objs := []client.Object{cm, hl,
 		r.server(r.masterSvc(), "redis-master", 1, ""),
 		r.roleService(r.masterSvc(), "redis-master", "master"),
 	}
 	if r.replicas > 0 {
-		objs = append(objs, r.server(r.replicaSvc(), "redis-replica", r.replicas, masterHost),
+		objs = append(objs, r.server(r.replicaSvc(), "redis-replica", r.replicas, masterService),
 			r.roleService(r.replicaSvc(), "redis-replica", "replica"))
 		objs = append(objs, r.roleAccess()...)
 	}
@@ -367,8 +374,10 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 		Ports:           []corev1.ContainerPort{{Name: "redis", ContainerPort: redisPort}},
 		Resources:       res,
 		SecurityContext: ContainerSecurityContext(),
-		ReadinessProbe:  execProbe("redis-cli -p 6379 ping | grep -q PONG"),
-		VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: "/etc/benchrun"}, {Name: "data", MountPath: "/tmp"}},
+		// Ready = serving its role: a master answers, a replica has its link to the master up
+		// (a replica still syncing would serve empty reads to the benchmark).
+		ReadinessProbe: execProbe("redis-cli -p 6379 info replication | grep -q -e '^role:master' -e '^master_link_status:up'"),
+		VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: "/etc/benchrun"}, {Name: "data", MountPath: "/tmp"}},
 	}}
 	if r.replicas > 0 {
 		pod.ServiceAccountName = Name(o.Prefix, r.name+"-role")

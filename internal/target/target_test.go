@@ -74,7 +74,7 @@ func TestBuiltinHA(t *testing.T) {
 		t.Fatal("replica counts or image")
 	}
 	script := replica.Spec.Template.Spec.Containers[0].Command[2]
-	if !strings.Contains(script, "replicaof run-g1-redis-master-0.run-g1-redis-hl.ns.svc 6379") {
+	if !strings.Contains(script, "replicaof run-g1-redis-master.ns.svc 6379") {
 		t.Fatalf("replica script: %s", script)
 	}
 	if !strings.Contains(sentinel.Spec.Template.Spec.Containers[0].Command[2], "sentinel monitor mymaster run-g1-redis-master-0.run-g1-redis-hl.ns.svc 6379 2") {
