@@ -118,7 +118,9 @@ build_pause() {
   rm -rf "$r"
 }
 build_coredns() {
-  [ -x "$K8S_BIN/coredns" ] || die "no $K8S_BIN/coredns: run hack/build-k8s-binaries.sh all"
+  # a cold cache: build the Kubernetes binaries (coredns included) first; cached afterwards
+  [ -x "$K8S_BIN/coredns" ] || "$ROOT/hack/build-k8s-binaries.sh" all >&2 || die "hack/build-k8s-binaries.sh all failed"
+  [ -x "$K8S_BIN/coredns" ] || die "no $K8S_BIN/coredns after hack/build-k8s-binaries.sh all"
   local r; r=$(stage coredns)
   cp "$K8S_BIN/coredns" "$r/coredns"
   flatten_mtimes "$r"
@@ -126,7 +128,8 @@ build_coredns() {
   rm -rf "$r"
 }
 build_kubectl() {
-  [ -x "$K8S_BIN/kubectl" ] || die "no $K8S_BIN/kubectl: run hack/build-k8s-binaries.sh"
+  [ -x "$K8S_BIN/kubectl" ] || "$ROOT/hack/build-k8s-binaries.sh" >&2 || die "hack/build-k8s-binaries.sh failed"
+  [ -x "$K8S_BIN/kubectl" ] || die "no $K8S_BIN/kubectl after hack/build-k8s-binaries.sh"
   local r; r=$(stage kubectl)
   mkdir -p "$r/usr/local/bin"; cp "$K8S_BIN/kubectl" "$r/usr/local/bin/kubectl"
   flatten_mtimes "$r"
