@@ -16,7 +16,7 @@
 #   load [TAR]  imports image tarballs (default: all in $BENCHRUN_CACHE/images) that changed
 #   cached      exit 0 when the slow parts of a cold start are cached (Kubernetes binaries, the
 #               Debian/JRE/Python image tarballs, helm): `up` + `make test-e2e` then take minutes,
-#               not the ~50 of a cold machine; prints what is missing otherwise (CI uses this)
+#               not the ~20 of a cold machine; prints what is missing otherwise (.ci/run reports it)
 # Env: BENCHRUN_CACHE (default ~/.cache/benchrun); cluster data in $BENCHRUN_CACHE/cluster.
 #      NODE_IP (default: source address of the default route), NODE_NAME (default: hostname).
 # Needs root, Debian bookworm (installs containerd runc containernetworking-plugins iptables
