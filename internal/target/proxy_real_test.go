@@ -200,6 +200,12 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 			pods = append(pods, pod{name: name, ip: ip, script: s.Spec.Template.Spec.Containers[0].Command[2], port: port})
 		}
 	}
+	// The role-following master Service (replicas' replicaof) selects the master pod: here
+	// its name resolves to that pod's address, as kube-proxy would route it.
+	if _, ok := m["Service/run-g1-redis-master"]; ok {
+		masterIP, _, _ := net.SplitHostPort(c.addr["run-g1-redis-master-0"])
+		fmt.Fprintf(&hosts, "%s run-g1-redis-master.ns.svc\n", masterIP)
+	}
 	c.hosts = hosts.String()
 	hostsFile := filepath.Join(c.dir, "hosts")
 	if err := os.WriteFile(hostsFile, []byte(c.hosts), 0o644); err != nil {
