@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/internal/hetutest"
+	"github.com/benchrun/benchrun/internal/redistest"
+	"github.com/benchrun/benchrun/internal/resp"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -70,88 +70,26 @@ func TestWithBenchrunOutput(t *testing.T) {
 // redisServer is a private redis-server on a free loopback port.
 type redisServer struct {
 	addr string
-	cmd  *exec.Cmd
 }
 
 // startRedis starts redis-server with an optional password, stopped at the end of the test.
 func startRedis(t *testing.T, password string) *redisServer {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs bin/k6 and redis-server (skipped with -short)")
-	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (apt-get install -y redis-server)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir()}
+	var args []string
 	if password != "" {
 		args = append(args, "--requirepass", password)
 	}
-	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", r.addr); err == nil {
-			_ = c.Close()
-			break
-		}
-		if i > 100 {
-			t.Fatal("redis-server did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return r
+	return &redisServer{addr: redistest.Start(t, args...)}
 }
 
-// do runs one command with redis-cli-free plain RESP and returns the raw reply text.
+// do runs one command (after AUTH when password is set) and returns the reply as text.
 func (r *redisServer) do(t *testing.T, password string, args ...string) string {
 	t.Helper()
-	c, err := net.Dial("tcp", r.addr)
+	reply, err := resp.Do(context.Background(), r.addr, password, args...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: %v", args, err)
 	}
-	defer func() { _ = c.Close() }()
-	br := bufio.NewReader(c)
-	send := func(args ...string) string {
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		if _, err := c.Write(b.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if line[0] == '$' {
-			n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-			if n < 0 {
-				return ""
-			}
-			buf := make([]byte, n+2)
-			if _, err := io.ReadFull(br, buf); err != nil {
-				t.Fatal(err)
-			}
-			return string(buf[:n])
-		}
-		return strings.TrimSpace(line)
-	}
-	if password != "" {
-		send("AUTH", password)
-	}
-	return send(args...)
+	return reply
 }
 
 // commandCalls parses INFO commandstats into command -> calls.
@@ -290,7 +228,7 @@ func TestRedisUpsertMatchesExecCount(t *testing.T) {
 		t.Errorf("no conflict-free upsert: %v", s.ReturnValues)
 	}
 	// The unique index holds each number once and never more numbers than the key space.
-	rows, _ := strconv.Atoi(strings.TrimPrefix(r.do(t, "", "ZCARD", "t:upsert:idx:number"), ":"))
+	rows, _ := strconv.Atoi(r.do(t, "", "ZCARD", "t:upsert:idx:number"))
 	if rows == 0 || rows > 200 {
 		t.Errorf("index has %d entries, want 1..200", rows)
 	}

@@ -96,7 +96,7 @@ func TestYCSBRunnersInsertDisjointKeys(t *testing.T) {
 			if s.Errors != 0 || s.ReturnValues["read"] == 0 || inserts < 1000 {
 				t.Fatalf("ycsb: %d errors, return values %v (want reads and at least 1000 inserts)", s.Errors, s.ReturnValues)
 			}
-			size, err := strconv.ParseInt(r.do(t, "", "DBSIZE")[1:], 10, 64)
+			size, err := strconv.ParseInt(r.do(t, "", "DBSIZE"), 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,49 +2,26 @@ package resp
 
 import (
 	"context"
-	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchrun/benchrun/internal/redistest"
 )
 
 // TestWaitPingRealServers: WaitPing waits for a redis-server that starts late (and needs
 // AUTH), returns once both servers answer, and names the missing one when ctx ends.
 func TestWaitPingRealServers(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil || testing.Short() {
-		t.Skip("needs redis-server (skipped with -short)")
-	}
 	const password = `p@ss "w" \ ünï`
-	free := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = l.Close() }()
-		return l.Addr().String()
-	}
-	server := func(addr string) *exec.Cmd {
-		_, port, _ := net.SplitHostPort(addr)
-		cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
-			"--dir", t.TempDir(), "--requirepass", password)
-		t.Cleanup(func() {
-			if cmd.Process != nil {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			}
-		})
-		return cmd
-	}
-	early, late := free(), free()
-	if err := server(early).Start(); err != nil {
+	early, late := redistest.FreeAddr(t), redistest.FreeAddr(t)
+	if err := redistest.Command(t, early, "--requirepass", password).Start(); err != nil {
 		t.Fatal(err)
 	}
-	lateServer := server(late)
+	redistest.WaitListening(t, early)
+	lateServer := redistest.Command(t, late, "--requirepass", password)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	err = WaitPing(ctx, []string{early, late}, password, 50*time.Millisecond, nil)
+	err := WaitPing(ctx, []string{early, late}, password, 50*time.Millisecond, nil)
 	cancel()
 	if err == nil || !strings.Contains(err.Error(), late) || strings.Contains(err.Error(), early) || strings.Contains(err.Error(), password) {
 		t.Fatalf("with %s down: %v", late, err)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/redistest"
 	"github.com/benchrun/benchrun/internal/resp"
 )
 
@@ -48,13 +49,7 @@ type realEnv struct {
 // needReal skips unless the real-process tests can run, and extracts the proxy image.
 func needReal(t *testing.T) *realEnv {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("real redis-server and camellia-redis-proxy (skipped with -short)")
-	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("needs redis-server on PATH")
-	}
+	bin := redistest.Bin(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (mount namespaces and chroot emulate the pods)")
 	}

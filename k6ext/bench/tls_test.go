@@ -11,12 +11,12 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchrun/benchrun/internal/redistest"
 )
 
 // newCert makes a key pair and a certificate for cn signed by parent (self-signed when nil).
@@ -52,10 +52,7 @@ func newCert(t *testing.T, cn string, parent *x509.Certificate, parentKey *ecdsa
 // TestTLSAgainstRealRedis starts redis-server with TLS only (as managed endpoints with TLS on)
 // and connects with the CA bundle, with the wrong CA, and insecurely.
 func TestTLSAgainstRealRedis(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil || testing.Short() {
-		t.Skip("needs redis-server (skipped with -short)")
-	}
+	addr := redistest.FreeAddr(t)
 	dir := t.TempDir()
 	ca, caKey, caPEM, _ := newCert(t, "benchrun-test-ca", nil, nil)
 	_, _, srvPEM, srvKeyPEM := newCert(t, "redis.test", ca, caKey)
@@ -65,31 +62,14 @@ func TestTLSAgainstRealRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", "0", "--tls-port", strconv.Itoa(port),
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := redistest.Command(t, addr, "--port", "0", "--tls-port", port, // TLS only
 		"--tls-cert-file", filepath.Join(dir, "srv.pem"), "--tls-key-file", filepath.Join(dir, "srv.key"),
-		"--tls-ca-cert-file", filepath.Join(dir, "ca.pem"), "--tls-auth-clients", "no",
-		"--save", "", "--appendonly", "no", "--dir", dir)
+		"--tls-ca-cert-file", filepath.Join(dir, "ca.pem"), "--tls-auth-clients", "no")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			_ = c.Close()
-			break
-		}
-		if i > 100 {
-			t.Fatal("redis-server with TLS did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	redistest.WaitListening(t, addr)
 	dial := func(serverName, caPEM string, insecure bool) (string, error) {
 		cfg, err := TLSConfig(serverName, caPEM, insecure)
 		if err != nil {
