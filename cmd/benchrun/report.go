@@ -108,16 +108,7 @@ func readDocument(path string) (*results.Document, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "merged.json")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	doc, err := results.Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return doc, nil
+	return results.DecodeFile(path)
 }
 
 // render writes a summary in one of the output formats.

@@ -132,14 +132,9 @@ func runK6(t *testing.T, script string, env map[string]string) (*results.Documen
 // readDoc decodes (and so validates) a result document.
 func readDoc(t *testing.T, path string) *results.Document {
 	t.Helper()
-	f, err := os.Open(path)
+	doc, err := results.DecodeFile(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	doc, err := results.Decode(f)
-	if err != nil {
-		t.Fatalf("decode %s: %v", path, err)
 	}
 	return doc
 }

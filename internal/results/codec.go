@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"time"
 )
 
@@ -41,6 +42,20 @@ func Decode(r io.Reader) (*Document, error) {
 		return nil, err
 	}
 	return &doc, nil
+}
+
+// DecodeFile decodes the result document in the file at path; errors name the file.
+func DecodeFile(path string) (*Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	doc, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
 }
 
 // Encode validates doc and writes it to w as indented JSON followed by a newline. Arrays of
