@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -79,23 +78,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 			env := []string{"TMPDIR=" + tmp}
 			c := newCLI(t, env, "run", "-f", writeFile(t, "run.yaml", tc.run), "--runners", "2",
 				"--out-dir", filepath.Join(t.TempDir(), "out"))
-			if err := c.cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- c.cmd.Wait() }()
-			t.Cleanup(func() { _ = c.cmd.Process.Kill() }) // when the test fails before the kill
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			for !strings.Contains(c.stderr.String(), "local k6 runner(s)") {
-				select {
-				case err := <-done:
-					t.Fatalf("benchrun ended early: %v\n%s", err, c.stderr.String())
-				case <-ctx.Done():
-					t.Fatalf("runners did not start:\n%s", c.stderr.String())
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
+			done := c.startRunners(t, 2*time.Minute)
 			time.Sleep(3 * time.Second) // k6 is loading the target
 			pid := c.cmd.Process.Pid
 			// The whole process tree (redis-server rewrites its environment with its title, so

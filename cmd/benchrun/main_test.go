@@ -167,6 +167,30 @@ func (c *cli) run(t *testing.T) int {
 	return 0
 }
 
+// startRunners starts the CLI in the background and returns once it has started its k6
+// runners; done receives the CLI's exit. The CLI is killed when the test ends.
+func (c *cli) startRunners(t *testing.T, timeout time.Duration) (done <-chan error) {
+	t.Helper()
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	t.Cleanup(func() { _ = c.cmd.Process.Kill() }) // when the test fails before it stops the CLI
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for !strings.Contains(c.stderr.String(), "local k6 runner(s)") {
+		select {
+		case err := <-exited:
+			t.Fatalf("benchrun ended early: %v\n%s", err, c.stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("runners did not start:\n%s", c.stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return exited
+}
+
 // leftovers lists live processes started by the CLI (found by the environment marker, by
 // HeTu's listen address, since HeTu starts with a clean environment, or by a Redis endpoint's
 // address in the title of redis-server, which overwrites its environment with that title).
@@ -231,16 +255,28 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
+// readDoc decodes (and so validates) a result document.
 func readDoc(t *testing.T, path string) *results.Document {
 	t.Helper()
-	f, err := os.Open(path)
+	doc, err := results.DecodeFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = f.Close() }()
-	doc, err := results.Decode(f)
-	if err != nil {
-		t.Fatal(err)
+	return doc
+}
+
+// completeDoc reads out/merged.json of a run that must be complete: not partial, the given
+// number of scenarios, each with calls and no errors.
+func completeDoc(t *testing.T, out string, scenarios int) *results.Document {
+	t.Helper()
+	doc := readDoc(t, filepath.Join(out, "merged.json"))
+	if doc.Partial || len(doc.Scenarios) != scenarios {
+		t.Fatalf("merged: partial=%v scenarios=%d, want %d", doc.Partial, len(doc.Scenarios), scenarios)
+	}
+	for _, s := range doc.Scenarios {
+		if s.Calls == 0 || s.Errors != 0 {
+			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
+		}
 	}
 	return doc
 }
@@ -298,14 +334,8 @@ func TestRunRedis(t *testing.T) {
 	if err != nil || string(report) != stdout {
 		t.Errorf("report.md differs from stdout (%v)", err)
 	}
-	doc := readDoc(t, filepath.Join(out, "merged.json"))
-	if doc.Partial || len(doc.Runners) != 2 || len(doc.Scenarios) != 3 {
-		t.Fatalf("merged: partial=%v runners=%v scenarios=%d", doc.Partial, doc.Runners, len(doc.Scenarios))
-	}
-	for _, s := range doc.Scenarios {
-		if s.Calls == 0 || s.Errors != 0 {
-			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
-		}
+	if doc := completeDoc(t, out, 3); len(doc.Runners) != 2 {
+		t.Fatalf("merged: runners=%v", doc.Runners)
 	}
 	if _, err := os.Stat(filepath.Join(out, "results.json")); err != nil {
 		t.Error(err)
@@ -384,15 +414,7 @@ spec:
 			t.Errorf("no %sendpoint in the log", role)
 		}
 	}
-	doc := readDoc(t, filepath.Join(out, "merged.json"))
-	if doc.Partial || len(doc.Scenarios) != 2 {
-		t.Fatalf("partial=%v scenarios=%d", doc.Partial, len(doc.Scenarios))
-	}
-	for _, s := range doc.Scenarios {
-		if s.Calls == 0 || s.Errors != 0 {
-			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
-		}
-	}
+	doc := completeDoc(t, out, 2)
 	if get := doc.Scenarios[0]; get.ReturnValues["bulk(3)"] != get.Calls {
 		t.Errorf("get: the prefilled keys are not read everywhere: %v", get.ReturnValues)
 	}
@@ -577,14 +599,8 @@ spec:
 	if n := len(regexp.MustCompile(`hetu 127\.0\.0\.1:\d+`).FindAllString(c.stderr.String(), -1)); n != 2 {
 		t.Errorf("%d HeTu endpoints, want 2 (replicas: 2)", n)
 	}
-	doc := readDoc(t, filepath.Join(out, "merged.json"))
-	if doc.Partial || len(doc.Scenarios) != 4 {
-		t.Fatalf("partial=%v scenarios=%d", doc.Partial, len(doc.Scenarios))
-	}
+	doc := completeDoc(t, out, 4)
 	for _, s := range doc.Scenarios {
-		if s.Calls == 0 || s.Errors != 0 {
-			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
-		}
 		if s.Name == "hello_world" && s.ReturnValues["世界收到"] != s.Calls {
 			t.Errorf("hello_world return values %v", s.ReturnValues)
 		}
@@ -801,23 +817,8 @@ func TestInterrupt(t *testing.T) {
 	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "10s"))
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--out-dir", out)
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
+	done := c.startRunners(t, 60*time.Second)
 	// Interrupt a few seconds into the first scenario.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for !strings.Contains(c.stderr.String(), "local k6 runner(s)") {
-		select {
-		case err := <-done:
-			t.Fatalf("benchrun ended early: %v\n%s", err, c.stderr.String())
-		case <-ctx.Done():
-			t.Fatal("runners did not start")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 	time.Sleep(5 * time.Second)
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
