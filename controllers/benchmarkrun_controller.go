@@ -174,3 +174,12 @@ func podToRun(_ context.Context, obj client.Object) []reconcile.Request {
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }
+
+// uncached reads past the manager's cache (which holds benchrun's own ConfigMaps and the
+// runner pods only): APIReader, or Client when none is set.
+func (r *BenchmarkRunReconciler) uncached() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
+}

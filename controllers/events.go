@@ -34,12 +34,8 @@ func (r *BenchmarkRunReconciler) targetWarning(ctx context.Context, run *v1alpha
 	if len(workloads) == 0 {
 		return ""
 	}
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
 	var list corev1.EventList
-	if err := reader.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingFields{"type": corev1.EventTypeWarning}); err != nil {
+	if err := r.uncached().List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingFields{"type": corev1.EventTypeWarning}); err != nil {
 		logf.FromContext(ctx).Error(err, "listing Warning Events of the target")
 		return ""
 	}

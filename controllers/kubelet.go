@@ -201,10 +201,7 @@ func metricValue(m *dto.Metric) float64 {
 // Event (and again after it recovered and failed anew); its pods are skipped.
 func (r *BenchmarkRunReconciler) sampleKubelet(ctx context.Context, s *step, u *usageStore) error {
 	run := s.run
-	reader := r.APIReader // the manager caches runner pods only
-	if reader == nil {
-		reader = r.Client
-	}
+	reader := r.uncached()
 	var pods corev1.PodList
 	if err := reader.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runLabels(run, run.Generation))); err != nil {
 		return err

@@ -154,12 +154,8 @@ func (r *BenchmarkRunReconciler) customScripts(ctx context.Context, run *v1alpha
 		if sc.Type != v1alpha1.ScenarioScript || sc.Script == nil {
 			continue
 		}
-		reader := r.APIReader
-		if reader == nil {
-			reader = r.Client
-		}
 		var cm corev1.ConfigMap
-		err := reader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: sc.Script.ConfigMapName}, &cm)
+		err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: sc.Script.ConfigMapName}, &cm)
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Sprintf("scenario %q: ConfigMap %s not found", sc.Name, sc.Script.ConfigMapName), nil
 		}

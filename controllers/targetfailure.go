@@ -15,11 +15,7 @@ func (r *BenchmarkRunReconciler) targetFailure(ctx context.Context, t target.Tar
 	if !ok {
 		return "", nil
 	}
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	msg, err := f.Failure(ctx, reader)
+	msg, err := f.Failure(ctx, r.uncached())
 	if err != nil {
 		return "", fmt.Errorf("target failure: %w", err)
 	}
