@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/internal/runner"
-	"github.com/benchrun/benchrun/internal/target"
 )
 
 // maxPartialReasons bounds status.partialReasons.
@@ -181,7 +181,7 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 	cm.Namespace, cm.Name = run.Namespace, reportName(run, run.Generation)
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
 		cm.Labels = runLabels(run, run.Generation)
-		cm.Labels[target.LabelComponent] = componentReport
+		cm.Labels[naming.LabelComponent] = componentReport
 		cm.Data = map[string]string{"report.md": md.String(), "results.json": js.String(), "resources.json": string(res)}
 		return controllerutil.SetControllerReference(run, cm, r.Scheme)
 	})

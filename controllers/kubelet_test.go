@@ -41,9 +41,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/redisrole"
 	"github.com/benchrun/benchrun/internal/runner"
-	"github.com/benchrun/benchrun/internal/target"
 )
 
 // TestParseResourceMetrics parses a real /metrics/resource of kubelet v1.34.4 (our local
@@ -79,7 +79,7 @@ func TestParseResourceMetrics(t *testing.T) {
 
 // TestUsageRole: roles as users read them, following a failover and the redis-operator.
 func TestUsageRole(t *testing.T) {
-	c := target.LabelComponent
+	c := naming.LabelComponent
 	for _, tc := range []struct {
 		labels map[string]string
 		want   string
@@ -143,7 +143,7 @@ type fakeContainer struct {
 // without a newer reading counts with its last rate.
 func TestKubeletPodSample(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m-0", Namespace: "n",
-		Labels: map[string]string{target.LabelComponent: "redis-replica", redisrole.Label: "master"}}}
+		Labels: map[string]string{naming.LabelComponent: "redis-replica", redisrole.Label: "master"}}}
 	u := &usageStore{samples: usageSamples{}, kubelet: kubeletState{Counters: map[string]*cpuReading{}}}
 	scrape := func(text string) {
 		t.Helper()
@@ -620,7 +620,7 @@ func TestMetricsAPIWinsOverKubelet(t *testing.T) {
 	run := e.startedRun(e.redisRun("metrics", 1))
 	for _, p := range append(e.statefulSetPods(run, "redis-master", e.ns+"-a"), e.runnerPodOn(run, 0, e.ns+"-a")) {
 		k.host(p.Name, map[string]float64{"c": 3}, 1)
-		cpu := map[string]string{"redis-master": "700m", "runner": "2"}[p.Labels[target.LabelComponent]]
+		cpu := map[string]string{"redis-master": "700m", "runner": "2"}[p.Labels[naming.LabelComponent]]
 		pm := &unstructured.Unstructured{Object: map[string]any{
 			"timestamp": "2026-11-21T12:00:00Z", "window": "15s",
 			"containers": []any{map[string]any{"name": "c", "usage": map[string]any{"cpu": cpu, "memory": "64Mi"}}},

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/internal/runner"
@@ -538,7 +539,7 @@ func TestRedisOperatorResourcesMatchCRDs(t *testing.T) {
 			spec.Sentinels = ptrInt32(3)
 		}
 		tg, err := target.New(&v1alpha1.TargetSpec{Redis: spec}, target.Options{Namespace: e.ns, Prefix: "x" + string(mode),
-			Labels: map[string]string{target.LabelRun: "x", target.LabelGeneration: "1"}, Images: target.Images{Redis: "r:t", Proxy: "p:t", Agent: "a:t"}, OperatorInstalled: true})
+			Labels: map[string]string{naming.LabelRun: "x", naming.LabelGeneration: "1"}, Images: target.Images{Redis: "r:t", Proxy: "p:t", Agent: "a:t"}, OperatorInstalled: true})
 		if err != nil {
 			t.Fatal(err)
 		}

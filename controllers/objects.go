@@ -2,10 +2,7 @@ package controllers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/target"
 )
 
@@ -30,24 +28,14 @@ const annotationRun = "bench.benchrun.io/run"
 // componentReport marks report ConfigMaps, which outlive cleanup and generations.
 const componentReport = "report"
 
-// shortName is the run name cut to 30 characters (with a hash when cut), for object names
-// and label values.
-func shortName(name string) string {
-	if len(name) <= 30 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return strings.TrimRight(name[:21], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
-}
-
 // prefix starts the names of every object of a run generation, e.g. "myrun-g2".
 func prefix(run *v1alpha1.BenchmarkRun, generation int64) string {
-	return fmt.Sprintf("%s-g%d", shortName(run.Name), generation)
+	return naming.Prefix(run.Name, generation)
 }
 
 // runLabels select the objects of a run generation.
 func runLabels(run *v1alpha1.BenchmarkRun, generation int64) map[string]string {
-	return map[string]string{target.LabelRun: shortName(run.Name), target.LabelGeneration: fmt.Sprint(generation)}
+	return naming.RunLabels(run.Name, generation)
 }
 
 // reportName is the report ConfigMap of a generation.
@@ -81,13 +69,13 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 			lists = append(lists, u)
 		}
 	}
-	notReport, _ := labels.NewRequirement(target.LabelComponent, selection.NotIn, []string{componentReport})
+	notReport, _ := labels.NewRequirement(naming.LabelComponent, selection.NotIn, []string{componentReport})
 	for _, list := range lists {
 		s := sel
 		if _, ok := list.(*corev1.ConfigMapList); ok {
 			s = sel.Add(*notReport)
 			if keepResults {
-				keep, _ := labels.NewRequirement(target.LabelComponent, selection.NotIn, []string{componentReport, "runner"})
+				keep, _ := labels.NewRequirement(naming.LabelComponent, selection.NotIn, []string{componentReport, "runner"})
 				s = sel.Add(*keep)
 			}
 		}

@@ -17,8 +17,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/redisrole"
-	"github.com/benchrun/benchrun/internal/target"
 )
 
 // Reading pod usage: metrics.k8s.io when served; otherwise the kubelets' resource metrics,
@@ -165,7 +165,7 @@ func usageRole(labels map[string]string) string {
 	case "replica":
 		return "redis-replica"
 	}
-	component := labels[target.LabelComponent]
+	component := labels[naming.LabelComponent]
 	if component == "redis" { // redis-operator pods carry the custom resource's labels
 		switch {
 		case labels["redis-role"] == "master", labels["role"] == "standalone":
@@ -279,7 +279,7 @@ func (r *BenchmarkRunReconciler) saveUsage(ctx context.Context, run *v1alpha1.Be
 	cm := u.cm
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
 		cm.Labels = runLabels(run, run.Generation)
-		cm.Labels[target.LabelComponent] = "usage"
+		cm.Labels[naming.LabelComponent] = "usage"
 		cm.Data = data
 		return controllerutil.SetControllerReference(run, cm, r.Scheme)
 	})

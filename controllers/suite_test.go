@@ -29,9 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/internal/runner"
-	"github.com/benchrun/benchrun/internal/target"
 )
 
 // The envtest control plane shared by the tests (a real kube-apiserver and etcd; no
@@ -345,5 +345,5 @@ func (e *env) exists(obj client.Object, name string) bool {
 
 // targetName is the name of a target object of the run's current generation.
 func targetName(run *v1alpha1.BenchmarkRun, suffix string) string {
-	return target.Name(prefix(run, run.Generation), suffix)
+	return naming.Name(prefix(run, run.Generation), suffix)
 }

@@ -47,10 +47,6 @@ func TestHelpers(t *testing.T) {
 	if got := thousands(999.5); got != "999.50" {
 		t.Errorf("thousands %q", got)
 	}
-	long := strings.Repeat("x", 100)
-	if n := shortName(long); len(n) > 30 || n == shortName(long+"y") {
-		t.Errorf("shortName %q", n)
-	}
 	evicted := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low memory"}}
 	if got := podFailure(evicted); !strings.Contains(got, "evicted: low memory") {
 		t.Errorf("podFailure %q", got)

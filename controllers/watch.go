@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/runner"
 )
 
@@ -100,7 +101,7 @@ func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step,
 	finishedOK := func(i int) bool { return i < 0 || i >= len(obs.states) || obs.states[i].State == runner.StateDone }
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runLabels(run, run.Generation)),
-		client.MatchingLabels{runner.LabelRunnerSet: prefix(run, run.Generation)}); err != nil {
+		client.MatchingLabels{naming.LabelRunnerSet: prefix(run, run.Generation)}); err != nil {
 		return err
 	}
 	for i := range pods.Items {

@@ -20,6 +20,7 @@ import (
 
 	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/controllers"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/target"
 )
 
@@ -55,7 +56,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	ownLabel, err := labels.Parse(target.LabelRun)
+	ownLabel, err := labels.Parse(naming.LabelRun)
 	if err != nil {
 		log.Error(err, "label selector")
 		os.Exit(1)
@@ -81,7 +82,7 @@ func main() {
 		// Cache only benchrun's own pods (runners), ConfigMaps and Jobs, not the whole cluster's.
 		// StatefulSets stay unfiltered: the redis-operator creates them without our labels.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{target.LabelComponent: "runner"})},
+			&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{naming.LabelComponent: "runner"})},
 			&corev1.ConfigMap{}: {Label: ownLabel},
 			&batchv1.Job{}:      {Label: ownLabel},
 		}},

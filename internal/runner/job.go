@@ -13,11 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
-	"github.com/benchrun/benchrun/internal/target"
+	"github.com/benchrun/benchrun/internal/naming"
 )
-
-// LabelRunnerSet marks the runner pods of one generation (the anti-affinity selects on it).
-const LabelRunnerSet = "bench.benchrun.io/runner-set"
 
 // ResultFile is where k6's benchrun output writes the document inside the pod.
 const ResultFile = "/tmp/benchrun/result.json"
@@ -60,7 +57,7 @@ func (o Options) count() int { return int(max(o.Spec.Parallelism, 1)) }
 
 // labels returns o.Labels plus the runner component and set.
 func (o Options) labels() map[string]string {
-	l := map[string]string{target.LabelComponent: "runner", LabelRunnerSet: o.Prefix}
+	l := map[string]string{naming.LabelComponent: "runner", naming.LabelRunnerSet: o.Prefix}
 	for k, v := range o.Labels {
 		l[k] = v
 	}
@@ -77,7 +74,7 @@ func StateConfigMaps(o Options, invocations []string) []*corev1.ConfigMap {
 	cms := make([]*corev1.ConfigMap, len(invocations))
 	for i, inv := range invocations {
 		cms[i] = &corev1.ConfigMap{ObjectMeta: o.meta(StateName(o.Prefix, i)), Data: map[string]string{KeyInvocation: inv}}
-		cms[i].Labels["bench.benchrun.io/runner-index"] = fmt.Sprint(i)
+		cms[i].Labels[naming.LabelRunnerIndex] = fmt.Sprint(i)
 	}
 	return cms
 }
@@ -142,12 +139,12 @@ func Job(o Options) *batchv1.Job {
 		}
 		affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
 			corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRunnerSet: o.Prefix}}})
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelRunnerSet: o.Prefix}}})
 	}
 	pod := corev1.PodSpec{
 		ServiceAccountName:            AccountName(o.Prefix),
 		RestartPolicy:                 corev1.RestartPolicyNever,
-		SecurityContext:               target.PodSecurityContext(),
+		SecurityContext:               naming.PodSecurityContext(),
 		EnableServiceLinks:            ptr.To(false),
 		NodeSelector:                  spec.NodeSelector,
 		Tolerations:                   spec.Tolerations,
@@ -161,7 +158,7 @@ func Job(o Options) *batchv1.Job {
 				"--barrier=" + BarrierName(o.Prefix), "--result-file=" + ResultFile},
 			Env:             env,
 			Resources:       res,
-			SecurityContext: target.ContainerSecurityContext(),
+			SecurityContext: naming.ContainerSecurityContext(),
 			VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 		}},
 		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 )
 
 // hetu deploys a HeTu server (ConfigMap, Deployment, Service) on a Redis back end that is
@@ -75,7 +76,7 @@ func (h *hetu) Provider() string {
 
 // Endpoints implements Target: the HeTu server, then the back end's addresses.
 func (h *hetu) Endpoints() []v1alpha1.Endpoint {
-	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: fmt.Sprintf("%s.%s.svc:%d", Name(h.o.Prefix, "hetu"), h.o.Namespace, h.port)}}
+	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: fmt.Sprintf("%s.%s.svc:%d", naming.Name(h.o.Prefix, "hetu"), h.o.Namespace, h.port)}}
 	if h.backend != nil {
 		eps = append(eps, h.backend.Endpoints()...)
 	} else {
@@ -215,7 +216,7 @@ func (h *hetu) Objects() ([]client.Object, error) {
 	if replicas < 1 {
 		replicas = 1
 	}
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&h.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
 		Name: "hetu", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
@@ -223,7 +224,7 @@ func (h *hetu) Objects() ([]client.Object, error) {
 		Env:             env,
 		Ports:           []corev1.ContainerPort{{Name: "ws", ContainerPort: h.port}},
 		Resources:       res,
-		SecurityContext: ContainerSecurityContext(),
+		SecurityContext: naming.ContainerSecurityContext(),
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(h.port)}},
 			PeriodSeconds: 2, FailureThreshold: 3},
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/hetu"}, {Name: "tmp", MountPath: "/tmp"}},
@@ -244,7 +245,7 @@ func (h *hetu) Ready(ctx context.Context, c client.Reader) (bool, string, error)
 			return ok, reason, err
 		}
 	}
-	return deploymentReady(ctx, c, h.o.Namespace, Name(h.o.Prefix, "hetu"))
+	return deploymentReady(ctx, c, h.o.Namespace, naming.Name(h.o.Prefix, "hetu"))
 }
 
 // Workloads implements Target: the back end's, then the HeTu Deployment.
@@ -253,7 +254,7 @@ func (h *hetu) Workloads() []Workload {
 	if h.backend != nil {
 		ws = h.backend.Workloads()
 	}
-	return append(ws, Workload{Kind: "Deployment", Name: Name(h.o.Prefix, "hetu")})
+	return append(ws, Workload{Kind: "Deployment", Name: naming.Name(h.o.Prefix, "hetu")})
 }
 
 // Teardown implements Target.

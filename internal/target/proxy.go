@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 )
 
 // The proxy's object suffix and client port.
@@ -152,7 +153,7 @@ func (r *redis) proxyUpstreams() (write string, reads []string) {
 	}
 	o := r.o
 	pod := func(sts, headless string, i int32) string {
-		return fmt.Sprintf("%s-%d.%s.%s.svc:%d", Name(o.Prefix, sts), i, Name(o.Prefix, headless), o.Namespace, redisPort)
+		return fmt.Sprintf("%s-%d.%s.%s.svc:%d", naming.Name(o.Prefix, sts), i, naming.Name(o.Prefix, headless), o.Namespace, redisPort)
 	}
 	if r.operator {
 		write = r.svc(r.name+"-master", redisPort)
@@ -224,7 +225,7 @@ func (r *redis) Failure(ctx context.Context, c client.Reader) (string, error) {
 	}
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(r.o.Namespace), client.MatchingLabels{
-		LabelRun: r.o.Labels[LabelRun], LabelGeneration: r.o.Labels[LabelGeneration], LabelComponent: "proxy"}); err != nil {
+		naming.LabelRun: r.o.Labels[naming.LabelRun], naming.LabelGeneration: r.o.Labels[naming.LabelGeneration], naming.LabelComponent: "proxy"}); err != nil {
 		return "", err
 	}
 	for _, pod := range pods.Items {
@@ -257,7 +258,7 @@ func (r *redis) proxyObjects() []client.Object {
 	cm := &corev1.ConfigMap{ObjectMeta: o.meta(proxySuffix+"-config", "proxy-config"), Data: map[string]string{
 		"application.yml": r.proxyApplication(), "resource-table.json": r.proxyRoutes()}}
 	labels := o.withLabels("proxy")
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&spec.Placement, &pod)
 	var env []corev1.EnvVar
 	if ref := r.spec.PasswordSecretRef; ref != nil {
@@ -269,7 +270,7 @@ func (r *redis) proxyObjects() []client.Object {
 		Env:             env,
 		Ports:           []corev1.ContainerPort{{Name: "redis", ContainerPort: proxyPort}},
 		Resources:       res,
-		SecurityContext: ContainerSecurityContext(),
+		SecurityContext: naming.ContainerSecurityContext(),
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(proxyPort)}},
 			PeriodSeconds: 2, FailureThreshold: 3},
 		// camellia whose upstream preheat failed (an upstream restarted after wait-upstreams)
@@ -285,7 +286,7 @@ func (r *redis) proxyObjects() []client.Object {
 		Name: "wait-upstreams", Image: o.Images.Agent, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         append([]string{"benchrun-runner", "wait-redis"}, uniq(append([]string{write}, reads...))...),
 		Env:             env,
-		SecurityContext: ContainerSecurityContext(),
+		SecurityContext: naming.ContainerSecurityContext(),
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
 	}}
@@ -300,7 +301,7 @@ func (r *redis) proxyObjects() []client.Object {
 func deployment(meta metav1.ObjectMeta, replicas int32, labels map[string]string, pod corev1.PodSpec) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To(replicas),
-		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: labels[LabelRun], LabelGeneration: labels[LabelGeneration], LabelComponent: labels[LabelComponent]}},
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelRun: labels[naming.LabelRun], naming.LabelGeneration: labels[naming.LabelGeneration], naming.LabelComponent: labels[naming.LabelComponent]}},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 	}}
 }

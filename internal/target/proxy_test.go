@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 )
 
 // routes is the proxy target's route table: the write URL and the read URLs (one, or the
@@ -217,7 +218,7 @@ func TestProxyFailure(t *testing.T) {
 	}
 	pod := func(name, generation, message string, last bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns",
-			Labels: map[string]string{LabelRun: "run", LabelGeneration: generation, LabelComponent: "proxy"}}}
+			Labels: map[string]string{naming.LabelRun: "run", naming.LabelGeneration: generation, naming.LabelComponent: "proxy"}}}
 		term := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: message}}
 		cs := corev1.ContainerStatus{Name: "proxy", State: term}
 		if last {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/redisrole"
 )
 
@@ -87,7 +88,7 @@ func (r *redis) Provider() string {
 
 // svc is the in-cluster address of a Service of this run.
 func (r *redis) svc(suffix string, port int) string {
-	return fmt.Sprintf("%s.%s.svc:%d", Name(r.o.Prefix, suffix), r.o.Namespace, port)
+	return fmt.Sprintf("%s.%s.svc:%d", naming.Name(r.o.Prefix, suffix), r.o.Namespace, port)
 }
 
 // Service names: the write endpoint, the read endpoint, the sentinels.
@@ -132,7 +133,7 @@ func (r *redis) Ready(ctx context.Context, c client.Reader) (bool, string, error
 	checks := r.serverChecks()
 	if r.mode == v1alpha1.RedisProxy {
 		checks = append(checks, func(ctx context.Context, c client.Reader) (bool, string, error) {
-			return deploymentReady(ctx, c, r.o.Namespace, Name(r.o.Prefix, proxySuffix))
+			return deploymentReady(ctx, c, r.o.Namespace, naming.Name(r.o.Prefix, proxySuffix))
 		})
 	}
 	return allReady(ctx, c, checks...)
@@ -141,7 +142,7 @@ func (r *redis) Ready(ctx context.Context, c client.Reader) (bool, string, error
 // Deferred implements Staged: the proxy Deployment starts once its upstreams serve.
 func (r *redis) Deferred(obj client.Object) bool {
 	_, isDeployment := obj.(*appsv1.Deployment)
-	return r.mode == v1alpha1.RedisProxy && isDeployment && obj.GetLabels()[LabelComponent] == "proxy"
+	return r.mode == v1alpha1.RedisProxy && isDeployment && obj.GetLabels()[naming.LabelComponent] == "proxy"
 }
 
 // BaseReady implements Staged: the servers (and sentinels) serve.
@@ -169,7 +170,7 @@ func (r *redis) serverChecks() []readyCheck {
 // stsCheck checks the StatefulSet named prefix-suffix.
 func (r *redis) stsCheck(suffix string) readyCheck {
 	return func(ctx context.Context, c client.Reader) (bool, string, error) {
-		return statefulSetReady(ctx, c, r.o.Namespace, Name(r.o.Prefix, suffix))
+		return statefulSetReady(ctx, c, r.o.Namespace, naming.Name(r.o.Prefix, suffix))
 	}
 }
 
@@ -177,16 +178,18 @@ func (r *redis) stsCheck(suffix string) readyCheck {
 // redis-operator: its resources and the StatefulSets it creates for them) and the proxy.
 func (r *redis) Workloads() []Workload {
 	var ws []Workload
-	sts := func(suffix string) { ws = append(ws, Workload{Kind: "StatefulSet", Name: Name(r.o.Prefix, suffix)}) }
+	sts := func(suffix string) {
+		ws = append(ws, Workload{Kind: "StatefulSet", Name: naming.Name(r.o.Prefix, suffix)})
+	}
 	if r.operator {
 		kind := "Redis"
 		if r.mode != v1alpha1.RedisSingle {
 			kind = "RedisReplication"
 		}
-		ws = append(ws, Workload{Kind: kind, Name: Name(r.o.Prefix, r.name)})
+		ws = append(ws, Workload{Kind: kind, Name: naming.Name(r.o.Prefix, r.name)})
 		sts(r.name)
 		if r.sentinels > 0 {
-			ws = append(ws, Workload{Kind: "RedisSentinel", Name: Name(r.o.Prefix, r.name)})
+			ws = append(ws, Workload{Kind: "RedisSentinel", Name: naming.Name(r.o.Prefix, r.name)})
 			sts(r.name + "-sentinel")
 		}
 	} else {
@@ -199,7 +202,7 @@ func (r *redis) Workloads() []Workload {
 		}
 	}
 	if r.mode == v1alpha1.RedisProxy {
-		ws = append(ws, Workload{Kind: "Deployment", Name: Name(r.o.Prefix, proxySuffix)})
+		ws = append(ws, Workload{Kind: "Deployment", Name: naming.Name(r.o.Prefix, proxySuffix)})
 	}
 	return ws
 }
@@ -231,15 +234,15 @@ func (r *redis) builtinObjects() []client.Object {
 		Data: map[string]string{"redis.conf": r.serverConfig()}}
 	hl := &corev1.Service{ObjectMeta: o.meta(headless, "redis-headless"), Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
-		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], redisLabel: r.name},
+		Selector: map[string]string{naming.LabelRun: o.Labels[naming.LabelRun], naming.LabelGeneration: o.Labels[naming.LabelGeneration], redisLabel: r.name},
 		Ports:    []corev1.ServicePort{{Name: "redis", Port: redisPort}},
 	}}
 	// Sentinels monitor the master pod by its stable name. Replicas follow the role-following
 	// master Service instead: that name resolves as soon as the Service exists, whereas a
 	// per-pod name looked up before the pod is published is cached as a miss by CoreDNS
 	// (30 s), which held replication, and so the target, back by that much.
-	masterHost := fmt.Sprintf("%s-0.%s.%s.svc", Name(o.Prefix, r.masterSvc()), Name(o.Prefix, headless), o.Namespace)
-	masterService := fmt.Sprintf("%s.%s.svc", Name(o.Prefix, r.masterSvc()), o.Namespace)
+	masterHost := fmt.Sprintf("%s-0.%s.%s.svc", naming.Name(o.Prefix, r.masterSvc()), naming.Name(o.Prefix, headless), o.Namespace)
+	masterService := fmt.Sprintf("%s.%s.svc", naming.Name(o.Prefix, r.masterSvc()), o.Namespace)
 	objs := []client.Object{cm, hl,
 		r.server(r.masterSvc(), "redis-master", 1, ""),
 		r.roleService(r.masterSvc(), "redis-master", "master"),
@@ -259,7 +262,7 @@ func (r *redis) builtinObjects() []client.Object {
 func (r *redis) service(suffix, component string, port int32) *corev1.Service {
 	o := r.o
 	return &corev1.Service{ObjectMeta: o.meta(suffix, component), Spec: corev1.ServiceSpec{
-		Selector: map[string]string{LabelRun: o.Labels[LabelRun], LabelGeneration: o.Labels[LabelGeneration], LabelComponent: component},
+		Selector: map[string]string{naming.LabelRun: o.Labels[naming.LabelRun], naming.LabelGeneration: o.Labels[naming.LabelGeneration], naming.LabelComponent: component},
 		Ports:    []corev1.ServicePort{{Name: "redis", Port: port, TargetPort: intstr.FromInt32(port)}},
 	}}
 }
@@ -270,7 +273,7 @@ func (r *redis) service(suffix, component string, port int32) *corev1.Service {
 func (r *redis) roleService(suffix, component, role string) *corev1.Service {
 	svc := r.service(suffix, component, redisPort)
 	if r.replicas > 0 {
-		delete(svc.Spec.Selector, LabelComponent)
+		delete(svc.Spec.Selector, naming.LabelComponent)
 		svc.Spec.Selector[redisLabel] = r.name
 		svc.Spec.Selector[redisrole.Label] = role
 	}
@@ -291,7 +294,7 @@ const redisLabel = "bench.benchrun.io/redis"
 // objects exist. Only the Redis server pods of ha and proxy targets mount that token.
 func (r *redis) roleAccess() []client.Object {
 	o := r.o
-	name := Name(o.Prefix, r.name+"-role")
+	name := naming.Name(o.Prefix, r.name+"-role")
 	clusterRole := o.RedisRoleClusterRole
 	if clusterRole == "" {
 		clusterRole = DefaultRedisRoleClusterRole
@@ -318,7 +321,7 @@ func (r *redis) roleSidecar() corev1.Container {
 		Name: "redis-role", Image: r.o.Images.Agent, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{"benchrun-runner", "redis-role"},
 		Env:             env,
-		SecurityContext: ContainerSecurityContext(),
+		SecurityContext: naming.ContainerSecurityContext(),
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
 	}
@@ -363,9 +366,9 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 	}
 	announce := ""
 	if r.mode != v1alpha1.RedisSingle {
-		announce = fmt.Sprintf("%s.%s.svc", Name(o.Prefix, r.name+"-hl"), o.Namespace)
+		announce = fmt.Sprintf("%s.%s.svc", naming.Name(o.Prefix, r.name+"-hl"), o.Namespace)
 	}
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&r.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
 		Name: "redis", Image: r.image, ImagePullPolicy: corev1.PullIfNotPresent,
@@ -373,22 +376,22 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 		Env:             r.podEnv(),
 		Ports:           []corev1.ContainerPort{{Name: "redis", ContainerPort: redisPort}},
 		Resources:       res,
-		SecurityContext: ContainerSecurityContext(),
+		SecurityContext: naming.ContainerSecurityContext(),
 		// Ready = serving its role: a master answers, a replica has its link to the master up
 		// (a replica still syncing would serve empty reads to the benchmark).
 		ReadinessProbe: execProbe("redis-cli -p 6379 info replication | grep -q -e '^role:master' -e '^master_link_status:up'"),
 		VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: "/etc/benchrun"}, {Name: "data", MountPath: "/tmp"}},
 	}}
 	if r.replicas > 0 {
-		pod.ServiceAccountName = Name(o.Prefix, r.name+"-role")
+		pod.ServiceAccountName = naming.Name(o.Prefix, r.name+"-role")
 		pod.AutomountServiceAccountToken = ptr.To(true)
 		pod.Containers = append(pod.Containers, r.roleSidecar())
 	}
 	pod.Volumes = []corev1.Volume{
-		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: Name(o.Prefix, r.name+"-config")}}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: naming.Name(o.Prefix, r.name+"-config")}}}},
 		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
-	return statefulSet(o.meta(suffix, component), Name(o.Prefix, r.name+"-hl"), replicas, labels, pod)
+	return statefulSet(o.meta(suffix, component), naming.Name(o.Prefix, r.name+"-hl"), replicas, labels, pod)
 }
 
 // sentinel is the StatefulSet of the sentinels watching the master.
@@ -409,19 +412,19 @@ EOF
 %sexec redis-sentinel /tmp/sentinel.conf
 `, sentinelPort, masterGroup, masterHost, redisPort, r.sentinels/2+1, masterGroup, masterGroup,
 		appendPasswordConf("/tmp/sentinel.conf", "sentinel auth-pass "+masterGroup))
-	pod := corev1.PodSpec{SecurityContext: PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
+	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	placementPod(&r.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{
 		Name: "sentinel", Image: r.image, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{"sh", "-c", script},
 		Env:             r.podEnv(),
 		Ports:           []corev1.ContainerPort{{Name: "sentinel", ContainerPort: sentinelPort}},
-		SecurityContext: ContainerSecurityContext(),
+		SecurityContext: naming.ContainerSecurityContext(),
 		ReadinessProbe:  execProbe(fmt.Sprintf("redis-cli -p %d ping | grep -q PONG", sentinelPort)),
 		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/tmp"}},
 	}}
 	pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	return statefulSet(o.meta(r.sentinelSvc(), "sentinel"), Name(o.Prefix, r.name+"-hl"), r.sentinels, labels, pod)
+	return statefulSet(o.meta(r.sentinelSvc(), "sentinel"), naming.Name(o.Prefix, r.name+"-hl"), r.sentinels, labels, pod)
 }
 
 // statefulSet wraps a pod spec; pods start in parallel.
@@ -430,7 +433,7 @@ func statefulSet(meta metav1.ObjectMeta, serviceName string, replicas int32, lab
 		Replicas:            ptr.To(replicas),
 		ServiceName:         serviceName,
 		PodManagementPolicy: appsv1.ParallelPodManagement,
-		Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: labels[LabelRun], LabelGeneration: labels[LabelGeneration], LabelComponent: labels[LabelComponent]}},
+		Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelRun: labels[naming.LabelRun], naming.LabelGeneration: labels[naming.LabelGeneration], naming.LabelComponent: labels[naming.LabelComponent]}},
 		Template:            corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 	}}
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/internal/naming"
 )
 
 // OperatorGroupVersion is the API of the OT-CONTAINER-KIT redis-operator.
@@ -30,8 +32,8 @@ func (r *redis) operatorObjects() []client.Object {
 	spec := map[string]any{
 		"kubernetesConfig":   kubernetesConfig,
 		"redisConfig":        map[string]any{"additionalRedisConfig": extra.Name},
-		"podSecurityContext": toMap(PodSecurityContext()),
-		"securityContext":    toMap(ContainerSecurityContext()),
+		"podSecurityContext": toMap(naming.PodSecurityContext()),
+		"securityContext":    toMap(naming.ContainerSecurityContext()),
 		"initContainer":      r.operatorInitContainer(),
 	}
 	if len(r.spec.NodeSelector) > 0 {
@@ -50,11 +52,11 @@ func (r *redis) operatorObjects() []client.Object {
 		sentinelSpec := map[string]any{
 			"clusterSize":        int64(r.sentinels),
 			"kubernetesConfig":   map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
-			"podSecurityContext": toMap(PodSecurityContext()),
-			"securityContext":    toMap(ContainerSecurityContext()),
+			"podSecurityContext": toMap(naming.PodSecurityContext()),
+			"securityContext":    toMap(naming.ContainerSecurityContext()),
 			"initContainer":      r.operatorInitContainer(),
 			"redisSentinelConfig": map[string]any{
-				"redisReplicationName": Name(o.Prefix, r.name),
+				"redisReplicationName": naming.Name(o.Prefix, r.name),
 				"masterGroupName":      masterGroup,
 				"redisPort":            "6379",
 				"quorum":               itoa(r.sentinels/2 + 1),
@@ -77,7 +79,7 @@ func (r *redis) operatorInitContainer() map[string]any {
 	return map[string]any{
 		"enabled":         false,
 		"image":           r.image,
-		"securityContext": toMap(ContainerSecurityContext()),
+		"securityContext": toMap(naming.ContainerSecurityContext()),
 	}
 }
 

@@ -5,10 +5,7 @@ package target
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,16 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
-)
-
-// Labels put on every object of a run; they select a generation's objects for teardown.
-const (
-	// LabelRun is the BenchmarkRun's name.
-	LabelRun = "bench.benchrun.io/run"
-	// LabelGeneration is the spec generation the object belongs to.
-	LabelGeneration = "bench.benchrun.io/generation"
-	// LabelComponent is the object's role: redis-master, redis-replica, sentinel, proxy, hetu, runner...
-	LabelComponent = "bench.benchrun.io/component"
+	"github.com/benchrun/benchrun/internal/naming"
 )
 
 // PasswordEnv is the environment variable holding the Redis password in target pods
@@ -122,51 +110,19 @@ func New(spec *v1alpha1.TargetSpec, o Options) (Target, error) {
 	return nil, fmt.Errorf("target: set one of hetu, redis or external")
 }
 
-// Name joins prefix and suffix into an object name that is a valid DNS label (at most 63
-// characters; longer names are cut and end with a hash so they stay unique).
-func Name(prefix, suffix string) string {
-	n := prefix + "-" + suffix
-	if len(n) <= 63 {
-		return n
-	}
-	sum := sha256.Sum256([]byte(n))
-	return strings.TrimRight(n[:54], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
-}
-
 // withLabels returns o.Labels plus component.
 func (o Options) withLabels(component string) map[string]string {
 	l := make(map[string]string, len(o.Labels)+1)
 	for k, v := range o.Labels {
 		l[k] = v
 	}
-	l[LabelComponent] = component
+	l[naming.LabelComponent] = component
 	return l
 }
 
 // meta is the ObjectMeta of an object named prefix-suffix.
 func (o Options) meta(suffix, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: Name(o.Prefix, suffix), Namespace: o.Namespace, Labels: o.withLabels(component)}
-}
-
-// PodSecurityContext is the restricted Pod Security Standard pod context every benchrun pod uses.
-func PodSecurityContext() *corev1.PodSecurityContext {
-	return &corev1.PodSecurityContext{
-		RunAsNonRoot:   ptr.To(true),
-		RunAsUser:      ptr.To[int64](65532),
-		RunAsGroup:     ptr.To[int64](65532),
-		FSGroup:        ptr.To[int64](65532),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-}
-
-// ContainerSecurityContext is the restricted container context: no privilege escalation, no capabilities.
-func ContainerSecurityContext() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		RunAsNonRoot:             ptr.To(true),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
+	return metav1.ObjectMeta{Name: naming.Name(o.Prefix, suffix), Namespace: o.Namespace, Labels: o.withLabels(component)}
 }
 
 // secretEnv is an environment variable read from a Secret key.

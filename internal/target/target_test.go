@@ -14,12 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/redisrole"
 )
 
 // opts are test options in namespace ns with prefix run-g1.
 func opts(operator bool) Options {
-	return Options{Namespace: "ns", Prefix: "run-g1", Labels: map[string]string{LabelRun: "run", LabelGeneration: "1"},
+	return Options{Namespace: "ns", Prefix: "run-g1", Labels: map[string]string{naming.LabelRun: "run", naming.LabelGeneration: "1"},
 		Images: Images{Redis: "redis:t", Valkey: "valkey:t", HeTu: "hetu:t", Proxy: "proxy:t"}, OperatorInstalled: operator}
 }
 
@@ -89,7 +90,7 @@ func TestBuiltinHA(t *testing.T) {
 		}
 	}
 	// Role-following Services: selected by the role label the sidecar keeps current.
-	if sel := m["Service/run-g1-redis-master"].(*corev1.Service).Spec.Selector; sel[redisrole.Label] != "master" || sel[LabelComponent] != "" {
+	if sel := m["Service/run-g1-redis-master"].(*corev1.Service).Spec.Selector; sel[redisrole.Label] != "master" || sel[naming.LabelComponent] != "" {
 		t.Errorf("master selector %v", sel)
 	}
 	if sel := m["Service/run-g1-redis-replica"].(*corev1.Service).Spec.Selector; sel[redisrole.Label] != "replica" {
@@ -195,13 +196,6 @@ func TestExternal(t *testing.T) {
 	ready, _, _ := tg.Ready(context.Background(), nil)
 	if len(objs) != 0 || !ready || tg.Kind() != "external/redis" || len(tg.Endpoints()) != 2 || tg.Endpoints()[1].Role != "replica" {
 		t.Fatalf("external %+v", tg.Endpoints())
-	}
-}
-
-func TestName(t *testing.T) {
-	long := strings.Repeat("a", 60)
-	if n := Name(long, "redis-master"); len(n) > 63 || n == Name(long, "redis-replica") {
-		t.Fatalf("name %q", n)
 	}
 }
 
