@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/usage"
 )
 
 // Images are the default images the operator deploys when a BenchmarkRun does not name one.
@@ -69,7 +70,7 @@ type BenchmarkRunReconciler struct {
 	RedisRoleClusterRole string
 	// Kubelet reads pod CPU/memory from the kubelets when the cluster serves no
 	// metrics.k8s.io; nil turns that off (runners still report their own usage).
-	Kubelet *KubeletMetrics
+	Kubelet *usage.KubeletMetrics
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

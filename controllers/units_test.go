@@ -5,37 +5,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
-
-// podMetrics is a metrics.k8s.io PodMetrics item.
-func podMetrics(name, role, cpu, mem string) unstructured.Unstructured {
-	u := unstructured.Unstructured{Object: map[string]any{
-		"containers": []any{map[string]any{"name": "c", "usage": map[string]any{"cpu": cpu, "memory": mem}}},
-	}}
-	u.SetName(name)
-	u.SetLabels(map[string]string{"bench.benchrun.io/component": role})
-	return u
-}
-
-func TestUsageSamples(t *testing.T) {
-	s := usageSamples{}
-	s.add([]unstructured.Unstructured{podMetrics("m-0", "redis-master", "500m", "100Mi"), podMetrics("r-0", "redis-replica", "1", "50Mi")})
-	s.add([]unstructured.Unstructured{podMetrics("m-0", "redis-master", "1500m", "300Mi"), podMetrics("r-1", "redis-replica", "3", "150Mi")})
-	got := s.summarize()
-	if len(got) != 2 {
-		t.Fatalf("%+v", got)
-	}
-	m, r := got[0], got[1]
-	if m.Role != "redis-master" || m.Pods != 1 || m.CPUAvgCores != 1 || m.CPUMaxCores != 1.5 || m.MemoryAvgBytes != 200<<20 || m.MemoryMaxBytes != 300<<20 || m.Source != "metrics.k8s.io" {
-		t.Errorf("master %+v", m)
-	}
-	if r.Role != "redis-replica" || r.Pods != 2 || r.CPUAvgCores != 2 || r.CPUMaxCores != 3 {
-		t.Errorf("replica %+v", r)
-	}
-}
 
 func TestHelpers(t *testing.T) {
 	if got := parseIndexes("1,3-5, 9"); len(got) != 5 || got[1] != 3 || got[4] != 9 {

@@ -22,6 +22,7 @@ import (
 	"github.com/benchrun/benchrun/controllers"
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/target"
+	"github.com/benchrun/benchrun/internal/usage"
 )
 
 func main() {
@@ -31,7 +32,7 @@ func main() {
 		leaderElect   bool
 		defaultImages controllers.Images
 		redisRole     string
-		kubelet       controllers.KubeletOptions
+		kubelet       usage.KubeletOptions
 		kubeletUsage  bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
@@ -66,9 +67,9 @@ func main() {
 	utilruntime.Must(benchv1alpha1.AddToScheme(scheme))
 
 	restConfig := ctrl.GetConfigOrDie()
-	var kubeletMetrics *controllers.KubeletMetrics
+	var kubeletMetrics *usage.KubeletMetrics
 	if kubeletUsage {
-		if kubeletMetrics, err = controllers.NewKubeletMetrics(restConfig, kubelet); err != nil {
+		if kubeletMetrics, err = usage.NewKubeletMetrics(restConfig, kubelet); err != nil {
 			log.Error(err, "kubelet metrics client")
 			os.Exit(1)
 		}

@@ -1,4 +1,4 @@
-package controllers
+package usage
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // KubeletOptions configure how the operator reaches the kubelets' resource metrics endpoint.
@@ -85,7 +84,7 @@ func kubeletURL(node *corev1.Node) (string, error) {
 }
 
 // scrape reads one node's resource metrics.
-func (k *KubeletMetrics) scrape(ctx context.Context, reader client.Reader, nodeName string) (map[containerKey]*containerSample, error) {
+func (k *KubeletMetrics) scrape(ctx context.Context, reader client.Reader, nodeName string) (map[ContainerKey]*ContainerSample, error) {
 	var node corev1.Node
 	if err := reader.Get(ctx, client.ObjectKey{Name: nodeName}, &node); err != nil {
 		return nil, err
@@ -115,13 +114,13 @@ func (k *KubeletMetrics) scrape(ctx context.Context, reader client.Reader, nodeN
 	return samples, nil
 }
 
-// containerKey names one container of one pod.
-type containerKey struct {
+// ContainerKey names one container of one pod.
+type ContainerKey struct {
 	namespace, pod, container string
 }
 
-// containerSample is one container's reading from /metrics/resource.
-type containerSample struct {
+// ContainerSample is one container's reading from /metrics/resource.
+type ContainerSample struct {
 	// cpu is container_cpu_usage_seconds_total, a counter in core-seconds.
 	cpu float64
 	// cpuMs is the counter's timestamp in Unix milliseconds.
@@ -136,20 +135,20 @@ type containerSample struct {
 
 // parseResourceMetrics reads the kubelet's resource metrics (Prometheus text format) into
 // one sample per container. Lines without a timestamp get now.
-func parseResourceMetrics(r io.Reader, now time.Time) (map[containerKey]*containerSample, error) {
+func parseResourceMetrics(r io.Reader, now time.Time) (map[ContainerKey]*ContainerSample, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, err
 	}
-	out := map[containerKey]*containerSample{}
-	each := func(name string, f func(*containerSample, *dto.Metric)) {
+	out := map[ContainerKey]*ContainerSample{}
+	each := func(name string, f func(*ContainerSample, *dto.Metric)) {
 		fam := families[name]
 		if fam == nil {
 			return
 		}
 		for _, m := range fam.GetMetric() {
-			var key containerKey
+			var key ContainerKey
 			for _, l := range m.GetLabel() {
 				switch l.GetName() {
 				case "namespace":
@@ -165,20 +164,20 @@ func parseResourceMetrics(r io.Reader, now time.Time) (map[containerKey]*contain
 			}
 			s := out[key]
 			if s == nil {
-				s = &containerSample{}
+				s = &ContainerSample{}
 				out[key] = s
 			}
 			f(s, m)
 		}
 	}
-	each("container_cpu_usage_seconds_total", func(s *containerSample, m *dto.Metric) {
+	each("container_cpu_usage_seconds_total", func(s *ContainerSample, m *dto.Metric) {
 		s.cpu, s.cpuMs, s.hasCPU = metricValue(m), m.GetTimestampMs(), true
 		if s.cpuMs == 0 {
 			s.cpuMs = now.UnixMilli()
 		}
 	})
-	each("container_memory_working_set_bytes", func(s *containerSample, m *dto.Metric) { s.memory = metricValue(m) })
-	each("container_start_time_seconds", func(s *containerSample, m *dto.Metric) { s.start = metricValue(m) })
+	each("container_memory_working_set_bytes", func(s *ContainerSample, m *dto.Metric) { s.memory = metricValue(m) })
+	each("container_start_time_seconds", func(s *ContainerSample, m *dto.Metric) { s.start = metricValue(m) })
 	return out, nil
 }
 
@@ -194,55 +193,54 @@ func metricValue(m *dto.Metric) float64 {
 	}
 }
 
-// sampleKubelet takes one sample of the run's running pods from the kubelets of the nodes
-// they run on. CPU is the counter's delta over its timestamps' delta since the reading kept
-// in u (so it survives an operator restart); a pod counts once all its containers have a
-// rate and at least one of them is new. A node that cannot be read is reported once as an
-// Event (and again after it recovered and failed anew); its pods are skipped.
-func (r *BenchmarkRunReconciler) sampleKubelet(ctx context.Context, s *step, u *usageStore) error {
-	run := s.run
-	reader := r.uncached()
-	var pods corev1.PodList
-	if err := reader.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runLabels(run, run.Generation))); err != nil {
-		return err
-	}
-	byNode := map[string][]*corev1.Pod{}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
-			byNode[pod.Spec.NodeName] = append(byNode[pod.Spec.NodeName], pod)
-		}
-	}
-	type scraped struct {
-		samples map[containerKey]*containerSample
-		err     error
-	}
-	results := make(map[string]*scraped, len(byNode))
+// Scrape is one node's scrape: its containers' readings, or why it failed.
+type Scrape struct {
+	// Samples are the node's container readings.
+	Samples map[ContainerKey]*ContainerSample
+	// Err is why the node could not be read.
+	Err error
+}
+
+// ScrapeNodes reads the resource metrics of nodes concurrently, by node name.
+func (k *KubeletMetrics) ScrapeNodes(ctx context.Context, reader client.Reader, nodes []string) map[string]*Scrape {
+	results := make(map[string]*Scrape, len(nodes))
 	var wg sync.WaitGroup
-	for node := range byNode {
-		res := &scraped{}
+	for _, node := range nodes {
+		res := &Scrape{}
 		results[node] = res
-		wg.Go(func() { res.samples, res.err = r.Kubelet.scrape(ctx, reader, node) })
+		wg.Go(func() { res.Samples, res.Err = k.scrape(ctx, reader, node) })
 	}
 	wg.Wait()
+	return results
+}
 
-	if u.kubelet.Counters == nil {
-		u.kubelet.Counters = map[string]*cpuReading{}
+// AddScrapes takes one sample of the pods on each node (byNode) from that node's scrape.
+// CPU is the counter's delta over its timestamps' delta since the reading kept in s (so it
+// survives an operator restart); a pod counts once all its containers have a rate and at
+// least one of them is new. It returns the nodes whose scrape failed that had not failed at
+// the previous scrape (to report once, and again after a recovery), with their errors; their
+// pods are skipped and keep their readings for when the node recovers.
+func (s *Store) AddScrapes(byNode map[string][]*corev1.Pod, scrapes map[string]*Scrape) map[string]error {
+	if s.Kubelet.Counters == nil {
+		s.Kubelet.Counters = map[string]*CPUReading{}
 	}
+	failed := map[string]error{}
 	seen := map[string]bool{}
 	for _, node := range slices.Sorted(maps.Keys(byNode)) {
-		res := results[node]
-		if res.err != nil {
-			if _, known := u.kubelet.Errors[node]; !known {
-				s.event(corev1.EventTypeWarning, "KubeletMetricsFailed", "CPU/memory of pods on node %s: %v", node, res.err)
-				logf.FromContext(ctx).Info("reading the kubelet's resource metrics failed", "node", node, "error", res.err.Error())
+		res := scrapes[node]
+		if res == nil {
+			continue
+		}
+		if res.Err != nil {
+			if _, known := s.Kubelet.Errors[node]; !known {
+				failed[node] = res.Err
 			}
-			if u.kubelet.Errors == nil {
-				u.kubelet.Errors = map[string]string{}
+			if s.Kubelet.Errors == nil {
+				s.Kubelet.Errors = map[string]string{}
 			}
-			u.kubelet.Errors[node] = res.err.Error()
+			s.Kubelet.Errors[node] = res.Err.Error()
 			for _, pod := range byNode[node] { // keep their readings for when the node recovers
-				for key := range u.kubelet.Counters {
+				for key := range s.Kubelet.Counters {
 					if strings.HasPrefix(key, pod.Name+"/") {
 						seen[key] = true
 					}
@@ -250,22 +248,22 @@ func (r *BenchmarkRunReconciler) sampleKubelet(ctx context.Context, s *step, u *
 			}
 			continue
 		}
-		delete(u.kubelet.Errors, node)
+		delete(s.Kubelet.Errors, node)
 		for _, pod := range byNode[node] {
-			u.addKubeletPod(pod, res.samples, seen)
+			s.addKubeletPod(pod, res.Samples, seen)
 		}
 	}
-	for key := range u.kubelet.Counters { // pods and containers that are gone
+	for key := range s.Kubelet.Counters { // pods and containers that are gone
 		if !seen[key] {
-			delete(u.kubelet.Counters, key)
+			delete(s.Kubelet.Counters, key)
 		}
 	}
-	return nil
+	return failed
 }
 
 // addKubeletPod turns one pod's container readings into a sample; seen collects the
 // counter keys still in use.
-func (u *usageStore) addKubeletPod(pod *corev1.Pod, samples map[containerKey]*containerSample, seen map[string]bool) {
+func (s *Store) addKubeletPod(pod *corev1.Pod, samples map[ContainerKey]*ContainerSample, seen map[string]bool) {
 	var cpu, mem float64
 	containers, fresh, complete := 0, false, true
 	for key, c := range samples {
@@ -280,11 +278,11 @@ func (u *usageStore) addKubeletPod(pod *corev1.Pod, samples map[containerKey]*co
 		}
 		id := pod.Name + "/" + key.container
 		seen[id] = true
-		prev := u.kubelet.Counters[id]
-		cur := &cpuReading{Seconds: c.cpu, Ms: c.cpuMs, Start: c.start}
+		prev := s.Kubelet.Counters[id]
+		cur := &CPUReading{Seconds: c.cpu, Ms: c.cpuMs, Start: c.start}
 		switch {
 		case prev == nil || prev.Start != cur.Start || cur.Seconds < prev.Seconds:
-			u.kubelet.Counters[id] = cur // first reading of this container: the baseline
+			s.Kubelet.Counters[id] = cur // first reading of this container: the baseline
 			complete = false
 		case cur.Ms <= prev.Ms: // the kubelet has no newer reading yet
 			if prev.Rate == nil {
@@ -295,12 +293,12 @@ func (u *usageStore) addKubeletPod(pod *corev1.Pod, samples map[containerKey]*co
 		default:
 			rate := (cur.Seconds - prev.Seconds) / (float64(cur.Ms-prev.Ms) / 1000)
 			cur.Rate = &rate
-			u.kubelet.Counters[id] = cur
+			s.Kubelet.Counters[id] = cur
 			cpu += rate
 			fresh = true
 		}
 	}
 	if containers > 0 && complete && fresh {
-		u.samples.addPod(usageRole(pod.Labels), pod.Name, sourceKubelet, cpu, int64(mem))
+		s.Samples.AddPod(Role(pod.Labels), pod.Name, SourceKubelet, cpu, int64(mem))
 	}
 }
