@@ -120,7 +120,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	var err error
 	switch run.Status.Phase {
 	case v1alpha1.PhasePending, v1alpha1.PhaseProvisioning:
-		err = r.provision(ctx, s)
+		var ready bool
+		if ready, err = r.provision(ctx, s); ready && err == nil {
+			err = r.createRunners(ctx, s) // in the same step: the load starts as soon as the target serves
+		}
 	case v1alpha1.PhaseStarting:
 		err = r.startRunners(ctx, s)
 	case v1alpha1.PhaseRunning:

@@ -15,21 +15,21 @@ import (
 // defaultTargetReady is timeouts.targetReady when unset.
 const defaultTargetReady = 10 * time.Minute
 
-// provision deploys the target (Pending → Provisioning) and waits until it is ready; then
-// the runners are created (→ Starting). A target not ready within timeouts.targetReady
-// fails the run.
-func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
+// provision deploys the target (Pending → Provisioning) and waits until it is ready (ready:
+// the caller creates the runners in the same step). A target not ready within
+// timeouts.targetReady fails the run.
+func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready bool, err error) {
 	run, st := s.run, &s.run.Status
 	t, err := r.buildTarget(run)
 	if err != nil {
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
-		return nil
+		return false, nil
 	}
 	if st.Phase == v1alpha1.PhasePending {
 		objs, err := t.Objects()
 		if err != nil {
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
-			return nil
+			return false, nil
 		}
 		staged, _ := t.(target.Staged)
 		for _, obj := range objs {
@@ -37,7 +37,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 				continue
 			}
 			if err := r.create(ctx, run, obj); err != nil {
-				return err
+				return false, err
 			}
 		}
 		st.Target.Endpoints = t.Endpoints()
@@ -45,20 +45,20 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 		s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, reasonWaiting, "target objects created")
 	}
 	if err := r.createDeferred(ctx, run, t); err != nil {
-		return err
+		return false, err
 	}
 	ready, reason, err := t.Ready(ctx, r.Client)
 	if err != nil {
-		return fmt.Errorf("target readiness: %w", err)
+		return false, fmt.Errorf("target readiness: %w", err)
 	}
 	if !ready {
 		// A target that will never be ready (e.g. a proxy that refused the password) fails now.
 		if msg, err := r.targetFailure(ctx, t); err != nil {
-			return err
+			return false, err
 		} else if msg != "" {
 			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "TargetFailed", msg)
 			r.finish(s, v1alpha1.PhaseFailed, "TargetFailed", msg)
-			return nil
+			return false, nil
 		}
 		// Why it is not ready, when Kubernetes said so: e.g. pods rejected by PodSecurity
 		// (FailedCreate on a StatefulSet) would otherwise show as "0/3 ready" until the timeout.
@@ -73,15 +73,15 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 			msg := fmt.Sprintf("target not ready after %s: %s", timeout, reason)
 			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "Timeout", msg)
 			r.finish(s, v1alpha1.PhaseFailed, "TargetNotReady", msg)
-			return nil
+			return false, nil
 		}
 		s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, reasonWaiting, reason)
-		return nil
+		return false, nil
 	}
 	st.Target.ReadyTime = &s.now
 	s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready",
 		fmt.Sprintf("%s target ready after %s", t.Kind(), s.now.Sub(st.StartTime.Time)))
-	return r.createRunners(ctx, s)
+	return true, nil
 }
 
 // createDeferred creates the deferred objects of a staged target once the others serve
