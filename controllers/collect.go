@@ -1,9 +1,9 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
@@ -33,43 +34,29 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		return err
 	}
 	r.updateRunnerCounts(s, obs)
-	var docs []*results.Document
-	var missing []string
+	rs := make([]lifecycle.Runner, len(obs.configs))
 	for i, cm := range obs.configs {
+		rs[i].Name, rs[i].Failed = fmt.Sprintf("runner-%d", i), obs.failed[i]
 		if cm == nil || !obs.states[i].HasResult {
-			reason := "no result stored"
+			rs[i].Missing = "no result stored"
 			if why, ok := obs.failed[i]; ok {
-				reason += " (" + why + ")"
+				rs[i].Missing += " (" + why + ")"
 			}
-			missing = append(missing, fmt.Sprintf("runner-%d: %s", i, reason))
 			continue
 		}
-		doc, err := runner.DecodeResult(cm)
-		if err != nil {
-			missing = append(missing, fmt.Sprintf("runner-%d: unreadable result: %v", i, err))
-			continue
+		if rs[i].Doc, err = runner.DecodeResult(cm); err != nil {
+			rs[i].Missing = fmt.Sprintf("unreadable result: %v", err)
 		}
-		if why, ok := obs.failed[i]; ok && !doc.Partial {
-			doc.Partial, doc.PartialReasons = true, append(doc.PartialReasons, fmt.Sprintf("runner-%d: %s", i, why))
-		}
-		docs = append(docs, doc)
 	}
-	if len(docs) == 0 {
-		msg := "no runner stored a result: " + strings.Join(missing, "; ")
-		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "NoResults", msg)
-		r.finish(s, v1alpha1.PhaseFailed, "NoResults", msg)
-		return nil
-	}
-	merged, err := results.Merge(docs...)
+	merged, n, err := lifecycle.Merge(rs, false)
 	if err != nil {
-		msg := "merging runner results: " + err.Error()
-		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "MergeFailed", msg)
-		r.finish(s, v1alpha1.PhaseFailed, "MergeFailed", msg)
+		reason := "MergeFailed"
+		if errors.Is(err, lifecycle.ErrNoResults) {
+			reason = "NoResults"
+		}
+		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, reason, err.Error())
+		r.finish(s, v1alpha1.PhaseFailed, reason, err.Error())
 		return nil
-	}
-	if len(missing) > 0 {
-		merged.Partial = true
-		merged.PartialReasons = append(merged.PartialReasons, missing...)
 	}
 	sum := results.Summarize(merged, plan.SummaryOptions(run))
 	st.Results = toScenarioResults(sum.Scenarios)
@@ -81,7 +68,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		return err
 	}
 	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Merged",
-		fmt.Sprintf("%d of %d runner results merged into %s", len(docs), len(obs.configs), st.Report.ConfigMapName))
+		fmt.Sprintf("%d of %d runner results merged into %s", n, len(obs.configs), st.Report.ConfigMapName))
 	if s.condition(v1alpha1.ConditionLoadComplete) && !sum.Partial {
 		r.finish(s, v1alpha1.PhaseSucceeded, "Succeeded", fmt.Sprintf("%d scenarios, best %s", len(st.Results), st.BestCPS))
 		return nil
@@ -161,11 +148,7 @@ func thousands(v float64) string {
 // plus resource usage) and results.json. It outlives cleanup; the run owns it.
 func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum results.Summary) error {
 	run := s.run
-	var md, js bytes.Buffer
-	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
-	if err := results.RenderMarkdown(&md, title, sum); err != nil {
-		return err
-	}
+	var md strings.Builder
 	if len(run.Status.Resources) > 0 {
 		md.WriteString("\nResource Usage:\n\n| role | pods | CPU avg (cores) | CPU max (cores) | memory avg (MiB) | memory max (MiB) | source |\n|:--|--:|--:|--:|--:|--:|:--|\n")
 		for _, u := range run.Status.Resources {
@@ -173,16 +156,19 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 				float64(u.MemoryAvgBytes)/(1<<20), float64(u.MemoryMaxBytes)/(1<<20), u.Source)
 		}
 	}
-	if err := results.RenderJSON(&js, sum); err != nil {
+	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
+	files, err := lifecycle.Reports(title, sum, nil, md.String())
+	if err != nil {
 		return err
 	}
 	res, _ := json.Marshal(run.Status.Resources)
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name = run.Namespace, reportName(run, run.Generation)
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
+	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
 		cm.Labels = runLabels(run, run.Generation)
 		cm.Labels[naming.LabelComponent] = componentReport
-		cm.Data = map[string]string{"report.md": md.String(), "results.json": js.String(), "resources.json": string(res)}
+		cm.Data = map[string]string{lifecycle.ReportMarkdown: string(files[lifecycle.ReportMarkdown]),
+			lifecycle.ReportJSON: string(files[lifecycle.ReportJSON]), "resources.json": string(res)}
 		return controllerutil.SetControllerReference(run, cm, r.Scheme)
 	})
 	if err != nil {

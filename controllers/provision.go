@@ -3,17 +3,14 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/target"
 )
-
-// defaultTargetReady is timeouts.targetReady when unset.
-const defaultTargetReady = 10 * time.Minute
 
 // provision deploys the target (Pending → Provisioning) and waits until it is ready (ready:
 // the caller creates the runners in the same step). A target not ready within
@@ -65,10 +62,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 		if w := r.targetWarning(ctx, run, t.Workloads()); w != "" {
 			reason += "; last warning: " + w
 		}
-		timeout := defaultTargetReady
-		if d := run.Spec.Timeouts.TargetReady; d != nil {
-			timeout = d.Duration
-		}
+		timeout := lifecycle.TargetReadyTimeout(run)
 		if s.now.Sub(st.StartTime.Time) >= timeout {
 			msg := fmt.Sprintf("target not ready after %s: %s", timeout, reason)
 			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "Timeout", msg)

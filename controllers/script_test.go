@@ -30,7 +30,7 @@ func TestScriptScenarioMissingConfigMap(t *testing.T) {
 	e.markTargetReady()
 	run = e.until(run.Name, v1alpha1.PhaseFailed)
 	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSucceeded)
-	if c == nil || c.Reason != "ScriptNotFound" || !strings.Contains(c.Message, `scenario "mine": ConfigMap user-scripts not found`) {
+	if c == nil || c.Reason != "ScriptNotFound" || !strings.Contains(c.Message, `scenario "mine": ConfigMap "user-scripts" not found`) {
 		t.Fatalf("condition %+v", c)
 	}
 }

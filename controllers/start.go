@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/runner"
 )
@@ -30,7 +31,7 @@ func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, secre
 		Spec:      run.Spec.Load.Runners,
 		Secrets:   secrets,
 		// The operator ends the run at its timeout; this stops the runners without it.
-		ActiveDeadline: runTimeout(run),
+		ActiveDeadline: lifecycle.RunTimeout(run),
 	}
 }
 
@@ -146,27 +147,20 @@ func (r *BenchmarkRunReconciler) releaseBarrier(ctx context.Context, s *step) (t
 	return startAt, nil
 }
 
-// customScripts reads the sources of the run's script scenarios from their ConfigMaps. A
-// missing ConfigMap or key is the user's error: it comes back as a reason, not an error.
+// customScripts reads the sources of the run's script scenarios from their ConfigMaps
+// (lifecycle.ScriptSources). A missing ConfigMap or key is the user's error: it comes back
+// as a reason, not an error.
 func (r *BenchmarkRunReconciler) customScripts(ctx context.Context, run *v1alpha1.BenchmarkRun) (map[string]string, string, error) {
-	scripts := map[string]string{}
-	for _, sc := range run.Spec.Load.Scenarios {
-		if sc.Type != v1alpha1.ScenarioScript || sc.Script == nil {
-			continue
-		}
+	scripts, err := lifecycle.ScriptSources(run, func(name string) (map[string]string, bool, error) {
 		var cm corev1.ConfigMap
-		err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: sc.Script.ConfigMapName}, &cm)
+		err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &cm)
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Sprintf("scenario %q: ConfigMap %s not found", sc.Name, sc.Script.ConfigMapName), nil
+			return nil, false, nil
 		}
-		if err != nil {
-			return nil, "", err
-		}
-		src, ok := cm.Data[sc.Script.Key]
-		if !ok {
-			return nil, fmt.Sprintf("scenario %q: ConfigMap %s has no key %q", sc.Name, sc.Script.ConfigMapName, sc.Script.Key), nil
-		}
-		scripts[sc.Name] = src
+		return cm.Data, err == nil, err
+	})
+	if lifecycle.IsScriptError(err) {
+		return nil, err.Error(), nil
 	}
-	return scripts, "", nil
+	return scripts, "", err
 }

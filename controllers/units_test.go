@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 func TestHelpers(t *testing.T) {
@@ -25,11 +23,5 @@ func TestHelpers(t *testing.T) {
 	}
 	if got := podFailure(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}); got != "" {
 		t.Errorf("running pod failed: %q", got)
-	}
-	run := &v1alpha1.BenchmarkRun{}
-	run.Spec.Load.Scenarios = []v1alpha1.Scenario{{Name: "a"}, {Name: "b"}}
-	run.Spec.Load.Duration.Duration = 60e9
-	if got := runTimeout(run).String(); got != "22m0s" {
-		t.Errorf("runTimeout %s", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 )
 
 // watchRunners follows the load (Running) until every runner finished or failed
@@ -55,7 +56,7 @@ func (r *BenchmarkRunReconciler) runTimedOut(s *step) bool {
 	if run.Status.StartTime == nil || run.Status.Phase == v1alpha1.PhaseCollecting {
 		return false
 	}
-	timeout := runTimeout(run)
+	timeout := lifecycle.RunTimeout(run)
 	if s.now.Sub(run.Status.StartTime.Time) < timeout {
 		return false
 	}
@@ -67,23 +68,4 @@ func (r *BenchmarkRunReconciler) runTimedOut(s *step) bool {
 	}
 	r.finish(s, v1alpha1.PhaseFailed, "RunTimeout", msg)
 	return true
-}
-
-// runTimeout is timeouts.run or its default.
-func runTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
-	if d := run.Spec.Timeouts.Run; d != nil {
-		return d.Duration
-	}
-	total := defaultTargetReady
-	if d := run.Spec.Timeouts.TargetReady; d != nil {
-		total = d.Duration
-	}
-	for _, sc := range run.Spec.Load.Scenarios {
-		if sc.Duration != nil {
-			total += sc.Duration.Duration
-		} else {
-			total += run.Spec.Load.Duration.Duration
-		}
-	}
-	return total + 10*time.Minute
 }

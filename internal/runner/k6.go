@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/plan"
 )
 
@@ -39,9 +40,7 @@ func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"run", "--paused", "--address", k.address, "--out", "benchrun=" + k.resultFile}
-	args = append(append(args, inv.Args...), script)
-	k.cmd = exec.CommandContext(ctx, k.bin, args...)
+	k.cmd = exec.CommandContext(ctx, k.bin, lifecycle.K6Args(inv, true, k.address, k.resultFile, script)...)
 	k.cmd.Cancel = func() error { return k.cmd.Process.Signal(syscall.SIGTERM) }
 	k.cmd.WaitDelay = 45 * time.Second
 	k.cmd.Stdout, k.cmd.Stderr = os.Stdout, os.Stderr

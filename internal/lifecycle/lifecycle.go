@@ -1,0 +1,44 @@
+// Package lifecycle holds the phase helpers both drivers of a run share — the operator
+// (controllers/) and `benchrun run` (cmd/benchrun): timeouts and their defaults, script
+// sources, merging runner results with the reasons they are partial, the report files and
+// k6's command line. It only computes; the drivers place things (pods or processes) and
+// store what it returns (status and ConfigMaps, or files).
+package lifecycle
+
+import (
+	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// DefaultTargetReady is timeouts.targetReady when unset.
+const DefaultTargetReady = 10 * time.Minute
+
+// runSlack is what the default whole-run timeout allows beyond the target's readiness
+// timeout and the scenarios' durations.
+const runSlack = 10 * time.Minute
+
+// TargetReadyTimeout is timeouts.targetReady or its default.
+func TargetReadyTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
+	if d := run.Spec.Timeouts.TargetReady; d != nil {
+		return d.Duration
+	}
+	return DefaultTargetReady
+}
+
+// RunTimeout is timeouts.run or its default: the target's readiness timeout, plus every
+// scenario's duration, plus 10 minutes. It counts from the run's start.
+func RunTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
+	if d := run.Spec.Timeouts.Run; d != nil {
+		return d.Duration
+	}
+	total := TargetReadyTimeout(run)
+	for _, sc := range run.Spec.Load.Scenarios {
+		if sc.Duration != nil {
+			total += sc.Duration.Duration
+		} else {
+			total += run.Spec.Load.Duration.Duration
+		}
+	}
+	return total + runSlack
+}
