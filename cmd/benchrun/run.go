@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/local"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
@@ -36,117 +38,55 @@ type runner struct {
 	proc   *local.Process
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", "-f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH]", stderr)
-	file := fs.String("f", "", "run file (YAML or JSON; may also hold the Secrets it references)")
-	name := fs.String("name", "", "the BenchmarkRun to run when the file holds several")
-	nRunners := fs.Int("runners", 0, "number of local k6 runner processes (default: spec.load.runners.parallelism, else 1)")
-	output := fs.String("output", "table", "output format on stdout: table, markdown, json or csv")
-	outDir := fs.String("out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME)")
-	k6Flag := fs.String("k6", "", "benchrun's k6 binary (default: next to benchrun, or bin/k6)")
-	verbose := fs.Bool("v", false, "log every process started and stopped")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	fail := func(format string, a ...any) int {
-		_, _ = fmt.Fprintf(stderr, "benchrun run: "+format+"\n", a...)
-		return exitFailed
-	}
-	switch {
-	case len(pos) > 0:
-		_, _ = fmt.Fprintf(stderr, "benchrun run: unexpected argument %q (give the run file with -f)\n", pos[0])
-		return exitUsage
-	case *file == "":
-		_, _ = fmt.Fprintln(stderr, "benchrun run: give the run file with -f run.yaml")
-		return exitUsage
-	case *nRunners < 0:
-		_, _ = fmt.Fprintln(stderr, "benchrun run: --runners must be at least 1")
-		return exitUsage
-	}
-	if err := checkOutput(*output); err != nil {
-		_, _ = fmt.Fprintf(stderr, "benchrun run: %v\n", err)
-		return exitUsage
-	}
+// localRun is one `benchrun run`: its flags, the checked run file, and what each phase
+// leaves for the next. The phases mirror the operator's Reconcile (controllers/): check,
+// provision the target, start the runners, watch the load, collect and report.
+type localRun struct {
+	stdout, stderr io.Writer
+	file, name     string
+	nRunners       int
+	output, outDir string
+	k6Flag         string
+	verbose        bool
 
-	// Everything that can be checked is checked before anything starts.
-	run, f, err := loadRunFile(ctx, *file, *name)
+	run         *v1alpha1.BenchmarkRun
+	root, k6    string
+	scriptDir   string
+	count       int
+	withScripts plan.Option
+	secrets     local.Secrets
+	secretEnv   []string
+	logW        *lateWriter
+	target      local.Target
+	t0          time.Time
+	runners     []*runner
+	spec        plan.Spec
+}
+
+// loadOutcome is how the load ended.
+type loadOutcome struct {
+	interrupted, timedOut bool
+	crashed               *runner
+}
+
+// stopped tells whether the load ended before its end.
+func (o loadOutcome) stopped() bool { return o.interrupted || o.timedOut || o.crashed != nil }
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// 1. Flags.
+	l, code := parseRunFlags(args, stdout, stderr)
+	if l == nil {
+		return code
+	}
+	// 2. Everything that can be checked is checked before anything starts.
+	if err := l.check(ctx); err != nil {
+		return l.fail(err)
+	}
+	closeLog, err := l.openOutput()
 	if err != nil {
-		return fail("%v", err)
+		return l.fail(err)
 	}
-	root, err := findRoot()
-	if err != nil {
-		return fail("%v", err)
-	}
-	k6, err := findK6(*k6Flag, root)
-	if err != nil {
-		return fail("%v", err)
-	}
-	count := *nRunners
-	if count == 0 {
-		count = max(1, int(run.Spec.Load.Runners.Parallelism))
-	}
-	scriptDir := filepath.Join(root, "scripts", "k6")
-	scripts, err := scriptSources(run, f.Objects)
-	if err != nil {
-		return fail("%s: %v", *file, err)
-	}
-	withScripts := plan.WithScripts(scripts)
-	// A dry plan with placeholder endpoints catches plan errors (unsupported scenario types,
-	// too many runners) and names the secrets before a target is started.
-	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"}}
-	for i := range count {
-		if _, err := plan.ForRunnerIn(scriptDir, run, dry, i, count, withScripts); err != nil {
-			return fail("%v", err)
-		}
-	}
-	secrets, err := local.SecretsFrom(f.Objects)
-	if err != nil {
-		return fail("%s: %v", *file, err)
-	}
-	inv0, _ := plan.ForRunnerIn(scriptDir, run, dry, 0, count, withScripts)
-	secretEnv := make([]string, 0, len(inv0.SecretEnv))
-	for _, se := range inv0.SecretEnv {
-		v, err := secrets.Get(se.Secret)
-		if err != nil {
-			return fail("%s: %v", *file, err)
-		}
-		secretEnv = append(secretEnv, se.Name+"="+v)
-	}
-	logW := &lateWriter{}
-	target, err := local.New(&run.Spec.Target, local.Options{
-		Secrets: secrets, Log: logW, HeTuApp: filepath.Join(root, "examples", "hetu-bench"),
-	})
-	if err != nil {
-		return fail("%v", err)
-	}
-	if *outDir == "" {
-		*outDir = filepath.Join("benchrun-results", run.Name+"-"+time.Now().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return fail("%v", err)
-	}
-	logFile, err := os.Create(filepath.Join(*outDir, "benchrun.log"))
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer func() { _ = logFile.Close() }()
-	logW.w = logFile
-	if *verbose {
-		logW.w = io.MultiWriter(logFile, stderr)
-	}
-	// A benchrun killed by SIGKILL took its processes with it (parent-death signal) but not
-	// its temporary directories: remove those of owners no longer alive.
-	removed, err := local.RemoveStale(local.Options{})
-	for _, d := range removed {
-		_, _ = fmt.Fprintf(logW, "removed stale temporary directory %s\n", d)
-	}
-	if len(removed) > 0 {
-		_, _ = fmt.Fprintf(stderr, "benchrun: removed temporary directories left by killed runs: %d (listed in benchrun.log)\n", len(removed))
-	}
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "benchrun: removing temporary directories of killed runs: %v\n", err)
-	}
+	defer closeLog()
 
 	// From here on processes run: Ctrl-C (SIGINT) and SIGTERM stop them cleanly. A second
 	// Ctrl-C kills benchrun at once; its children die with it (parent-death signal).
@@ -154,101 +94,253 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stopSignals()
 	go func() { <-sigCtx.Done(); stopSignals() }()
 
-	readyTimeout := 10 * time.Minute
-	if t := run.Spec.Timeouts.TargetReady; t != nil {
-		readyTimeout = t.Duration
+	// 3. Provision the target.
+	if code, ok := l.provision(ctx, sigCtx); !ok {
+		return code
 	}
-	t0 := time.Now()
-	_, _ = fmt.Fprintf(stderr, "benchrun: %s: starting the %s target (ready timeout %s)\n", run.Name, describeTarget(&run.Spec.Target), readyTimeout)
-	if err := local.StartWithin(sigCtx, target, readyTimeout); err != nil {
-		if ctx.Err() == nil && sigCtx.Err() != nil {
-			_, _ = fmt.Fprintln(stderr, "benchrun run: interrupted while starting the target; everything stopped")
-			return exitInterrupted
-		}
-		return fail("%v", err)
-	}
-	defer func() { _ = target.Stop() }()
-	eps := target.Endpoints()
-	_, _ = fmt.Fprintf(stderr, "benchrun: target ready in %.1fs%s\n", time.Since(t0).Seconds(), describeEndpoints(eps))
+	defer func() { _ = l.target.Stop() }()
 
-	runners := make([]*runner, count)
-	for i := range count {
-		inv, err := plan.ForRunnerIn(scriptDir, run, eps, i, count, withScripts)
+	// 4. Start the runners.
+	if err := l.startRunners(); err != nil {
+		return l.fail(err)
+	}
+	defer stopRunners(l.runners)
+
+	// 5. Watch the load, then stop what still runs.
+	out := l.watch(sigCtx)
+	l.stop(out)
+
+	// 6. Collect, merge and report.
+	return l.collect(out)
+}
+
+// parseRunFlags reads run's flags; a nil localRun comes with the exit code.
+func parseRunFlags(args []string, stdout, stderr io.Writer) (*localRun, int) {
+	fs := newFlagSet("run", "-f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH]", stderr)
+	l := &localRun{stdout: stdout, stderr: stderr, logW: &lateWriter{}}
+	fs.StringVar(&l.file, "f", "", "run file (YAML or JSON; may also hold the Secrets it references)")
+	fs.StringVar(&l.name, "name", "", "the BenchmarkRun to run when the file holds several")
+	fs.IntVar(&l.nRunners, "runners", 0, "number of local k6 runner processes (default: spec.load.runners.parallelism, else 1)")
+	fs.StringVar(&l.output, "output", "table", "output format on stdout: table, markdown, json or csv")
+	fs.StringVar(&l.outDir, "out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME)")
+	fs.StringVar(&l.k6Flag, "k6", "", "benchrun's k6 binary (default: next to benchrun, or bin/k6)")
+	fs.BoolVar(&l.verbose, "v", false, "log every process started and stopped")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, flagExit(err)
+	}
+	switch {
+	case len(pos) > 0:
+		_, _ = fmt.Fprintf(stderr, "benchrun run: unexpected argument %q (give the run file with -f)\n", pos[0])
+		return nil, exitUsage
+	case l.file == "":
+		_, _ = fmt.Fprintln(stderr, "benchrun run: give the run file with -f run.yaml")
+		return nil, exitUsage
+	case l.nRunners < 0:
+		_, _ = fmt.Fprintln(stderr, "benchrun run: --runners must be at least 1")
+		return nil, exitUsage
+	}
+	if err := checkOutput(l.output); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun run: %v\n", err)
+		return nil, exitUsage
+	}
+	return l, exitOK
+}
+
+// fail reports err and is the exit code of a failed run.
+func (l *localRun) fail(err error) int {
+	_, _ = fmt.Fprintf(l.stderr, "benchrun run: %v\n", err)
+	return exitFailed
+}
+
+// check loads the run file, finds k6, and plans every runner against placeholder endpoints
+// (unsupported scenario types, too many runners), resolving the secrets the plan names,
+// before a target is started.
+func (l *localRun) check(ctx context.Context) error {
+	run, f, err := loadRunFile(ctx, l.file, l.name)
+	if err != nil {
+		return err
+	}
+	l.run = run
+	if l.root, err = findRoot(); err != nil {
+		return err
+	}
+	if l.k6, err = findK6(l.k6Flag, l.root); err != nil {
+		return err
+	}
+	l.count = l.nRunners
+	if l.count == 0 {
+		l.count = max(1, int(run.Spec.Load.Runners.Parallelism))
+	}
+	l.scriptDir = filepath.Join(l.root, "scripts", "k6")
+	scripts, err := scriptSources(run, f.Objects)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.file, err)
+	}
+	l.withScripts = plan.WithScripts(scripts)
+	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"}}
+	for i := range l.count {
+		if _, err := plan.ForRunnerIn(l.scriptDir, run, dry, i, l.count, l.withScripts); err != nil {
+			return err
+		}
+	}
+	if l.secrets, err = local.SecretsFrom(f.Objects); err != nil {
+		return fmt.Errorf("%s: %w", l.file, err)
+	}
+	inv0, _ := plan.ForRunnerIn(l.scriptDir, run, dry, 0, l.count, l.withScripts)
+	for _, se := range inv0.SecretEnv {
+		v, err := l.secrets.Get(se.Secret)
 		if err != nil {
-			return fail("%v", err)
+			return fmt.Errorf("%s: %w", l.file, err)
+		}
+		l.secretEnv = append(l.secretEnv, se.Name+"="+v)
+	}
+	l.target, err = local.New(&run.Spec.Target, local.Options{
+		Secrets: l.secrets, Log: l.logW, HeTuApp: filepath.Join(l.root, "examples", "hetu-bench"),
+	})
+	return err
+}
+
+// openOutput creates the output directory and benchrun.log, and removes the temporary
+// directories of killed runs; the returned function closes the log.
+func (l *localRun) openOutput() (func(), error) {
+	if l.outDir == "" {
+		l.outDir = filepath.Join("benchrun-results", l.run.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(l.outDir, 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(l.outDir, "benchrun.log"))
+	if err != nil {
+		return nil, err
+	}
+	l.logW.w = logFile
+	if l.verbose {
+		l.logW.w = io.MultiWriter(logFile, l.stderr)
+	}
+	// A benchrun killed by SIGKILL took its processes with it (parent-death signal) but not
+	// its temporary directories: remove those of owners no longer alive.
+	removed, err := local.RemoveStale(local.Options{})
+	for _, d := range removed {
+		_, _ = fmt.Fprintf(l.logW, "removed stale temporary directory %s\n", d)
+	}
+	if len(removed) > 0 {
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: removed temporary directories left by killed runs: %d (listed in benchrun.log)\n", len(removed))
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: removing temporary directories of killed runs: %v\n", err)
+	}
+	return func() { _ = logFile.Close() }, nil
+}
+
+// provision starts the target and waits until it is ready, within timeouts.targetReady; ok
+// is false (with the exit code) when it did not become ready.
+func (l *localRun) provision(ctx, sigCtx context.Context) (code int, ok bool) {
+	readyTimeout := lifecycle.TargetReadyTimeout(l.run)
+	l.t0 = time.Now()
+	_, _ = fmt.Fprintf(l.stderr, "benchrun: %s: starting the %s target (ready timeout %s)\n", l.run.Name, describeTarget(&l.run.Spec.Target), readyTimeout)
+	if err := local.StartWithin(sigCtx, l.target, readyTimeout); err != nil {
+		if ctx.Err() == nil && sigCtx.Err() != nil {
+			_, _ = fmt.Fprintln(l.stderr, "benchrun run: interrupted while starting the target; everything stopped")
+			return exitInterrupted, false
+		}
+		return l.fail(err), false
+	}
+	_, _ = fmt.Fprintf(l.stderr, "benchrun: target ready in %.1fs%s\n", time.Since(l.t0).Seconds(), describeEndpoints(l.target.Endpoints()))
+	return exitOK, true
+}
+
+// startRunners plans each runner against the target's endpoints, materialises its scripts
+// in the output directory and starts its k6 process.
+func (l *localRun) startRunners() error {
+	eps := l.target.Endpoints()
+	l.runners = make([]*runner, l.count)
+	for i := range l.count {
+		inv, err := plan.ForRunnerIn(l.scriptDir, l.run, eps, i, l.count, l.withScripts)
+		if err != nil {
+			return err
 		}
 		// Script scenarios: the plan's generated entry module and scripts go to a work dir.
-		script, err := inv.Materialize(filepath.Join(*outDir, "scripts", fmt.Sprintf("runner-%d", i)))
+		script, err := inv.Materialize(filepath.Join(l.outDir, "scripts", fmt.Sprintf("runner-%d", i)))
 		if err != nil {
-			return fail("%v", err)
+			return err
 		}
-		runners[i] = &runner{index: i, inv: inv, script: script,
-			result: filepath.Join(*outDir, fmt.Sprintf("runner-%d.json", i)),
-			log:    filepath.Join(*outDir, fmt.Sprintf("runner-%d.log", i))}
+		l.runners[i] = &runner{index: i, inv: inv, script: script,
+			result: filepath.Join(l.outDir, fmt.Sprintf("runner-%d.json", i)),
+			log:    filepath.Join(l.outDir, fmt.Sprintf("runner-%d.log", i))}
 	}
-	spec, _ := planSpec(runners[0].inv)
-	runTimeout := runners[0].inv.Duration + readyTimeout + 10*time.Minute
-	if t := run.Spec.Timeouts.Run; t != nil {
-		runTimeout = t.Duration - time.Since(t0)
-	}
-	totalVUs := int(run.Spec.Load.Workers) * int(run.Spec.Load.TasksPerWorker)
-	_, _ = fmt.Fprintf(stderr, "benchrun: %d scenario(s) × ~%s, %d VUs over %d local k6 runner(s); results in %s\n",
-		len(spec.Scenarios), approxScenario(spec), totalVUs, count, *outDir)
-	for _, r := range runners {
-		if err := r.start(k6, secretEnv, logW); err != nil {
-			stopRunners(runners)
-			return fail("%v", err)
+	l.spec, _ = planSpec(l.runners[0].inv)
+	totalVUs := int(l.run.Spec.Load.Workers) * int(l.run.Spec.Load.TasksPerWorker)
+	_, _ = fmt.Fprintf(l.stderr, "benchrun: %d scenario(s) × ~%s, %d VUs over %d local k6 runner(s); results in %s\n",
+		len(l.spec.Scenarios), approxScenario(l.spec), totalVUs, l.count, l.outDir)
+	for _, r := range l.runners {
+		if err := r.start(l.k6, l.secretEnv, l.logW); err != nil {
+			stopRunners(l.runners)
+			return err
 		}
 	}
-	defer stopRunners(runners)
+	return nil
+}
 
+// watch shows progress until every runner exited, a runner failed, the run timeout
+// (timeouts.run, counted from the target's start) passed, or the user interrupted.
+func (l *localRun) watch(sigCtx context.Context) loadOutcome {
 	var prog *progress
-	if isTerminal(stderr) {
-		prog = newProgress(stderr, spec, runners)
+	if isTerminal(l.stderr) {
+		prog = newProgress(l.stderr, l.spec, l.runners)
 		go prog.run()
 	}
-	interrupted, timedOut, crashed := waitRunners(sigCtx, runners, runTimeout)
+	var out loadOutcome
+	out.interrupted, out.timedOut, out.crashed = waitRunners(sigCtx, l.runners, lifecycle.RunTimeout(l.run)-time.Since(l.t0))
 	if prog != nil {
 		prog.stop()
 	}
 	switch {
-	case interrupted:
-		_, _ = fmt.Fprintln(stderr, "benchrun: interrupted: stopping the runners (they write partial results)")
-	case timedOut:
-		_, _ = fmt.Fprintf(stderr, "benchrun: run timeout (spec.timeouts.run) reached: stopping the runners\n")
-	case crashed != nil:
-		_, _ = fmt.Fprintf(stderr, "benchrun: k6 runner %d failed (%s, see %s): stopping the others\n",
-			crashed.index, exitText(crashed.proc.ExitCode()), crashed.log)
+	case out.interrupted:
+		_, _ = fmt.Fprintln(l.stderr, "benchrun: interrupted: stopping the runners (they write partial results)")
+	case out.timedOut:
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: run timeout (spec.timeouts.run) reached: stopping the runners\n")
+	case out.crashed != nil:
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: k6 runner %d failed (%s, see %s): stopping the others\n",
+			out.crashed.index, exitText(out.crashed.proc.ExitCode()), out.crashed.log)
 	}
-	stopped := interrupted || timedOut || crashed != nil
-	if stopped {
-		for _, r := range runners {
+	return out
+}
+
+// stop lets runners of a stopped load write their partial results, then stops every
+// process and the target.
+func (l *localRun) stop(out loadOutcome) {
+	if out.stopped() {
+		for _, r := range l.runners {
 			r.proc.Signal(syscall.SIGINT)
 		}
-		waitAll(runners, runnerStopGrace)
+		waitAll(l.runners, runnerStopGrace)
 	}
-	stopRunners(runners)
-	if err := target.Stop(); err != nil {
-		_, _ = fmt.Fprintf(stderr, "benchrun: cleaning up the target: %v\n", err)
+	stopRunners(l.runners)
+	if err := l.target.Stop(); err != nil {
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: cleaning up the target: %v\n", err)
 	}
+}
 
-	doc, failed, err := collect(runners, crashed, stopped)
+// collect merges the runners' documents, writes the reports and prints the summary; the
+// exit code says whether the run was complete.
+func (l *localRun) collect(out loadOutcome) int {
+	doc, failed, err := collect(l.runners, out.crashed, out.stopped())
 	if err != nil {
-		return fail("%v", err)
+		return l.fail(err)
 	}
-	opts := plan.SummaryOptions(run)
-	sum := results.Summarize(doc, opts)
-	if err := writeReports(*outDir, run.Name, doc, sum); err != nil {
-		return fail("writing reports: %v", err)
+	sum := results.Summarize(doc, plan.SummaryOptions(l.run))
+	if err := writeReports(l.outDir, l.run.Name, doc, sum); err != nil {
+		return l.fail(fmt.Errorf("writing reports: %w", err))
 	}
-	if err := render(stdout, *output, "benchrun: "+run.Name, sum); err != nil {
-		return fail("%v", err)
+	if err := render(l.stdout, l.output, "benchrun: "+l.run.Name, sum); err != nil {
+		return l.fail(err)
 	}
-	_, _ = fmt.Fprintf(stderr, "benchrun: done in %.0fs; wrote report.md, results.json and merged.json in %s\n", time.Since(t0).Seconds(), *outDir)
+	_, _ = fmt.Fprintf(l.stderr, "benchrun: done in %.0fs; wrote report.md, results.json and merged.json in %s\n", time.Since(l.t0).Seconds(), l.outDir)
 	switch {
-	case interrupted:
+	case out.interrupted:
 		return exitInterrupted
-	case timedOut || failed:
+	case out.timedOut || failed:
 		return exitFailed
 	}
 	return exitOK
@@ -261,9 +353,7 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 		return err
 	}
 	r.api = "127.0.0.1:" + strconv.Itoa(port)
-	args := append([]string{"run"}, r.inv.Args...)
-	args = append(args, "--address", r.api, "--out", "benchrun="+r.result, r.script)
-	cmd := exec.Command(k6, args...)
+	cmd := exec.Command(k6, lifecycle.K6Args(r.inv, false, r.api, r.result, r.script)...)
 	env := make([]string, 0, len(os.Environ())+len(r.inv.Env)+len(secretEnv)+1)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BENCHRUN_") && !strings.HasPrefix(kv, "K6_") {
@@ -342,48 +432,42 @@ func stopRunners(runners []*runner) {
 	}
 }
 
-// collect merges the runners' result documents. The result is partial when the run was
-// stopped early (k6 marks its documents) or a runner failed or left no document; failed
-// reports the latter.
+// collect merges the runners' result documents (lifecycle.Merge). The result is partial
+// when the run was stopped early (k6 marks its documents) or a runner failed or left no
+// document; failed reports the latter.
 func collect(runners []*runner, crashed *runner, stopped bool) (*results.Document, bool, error) {
-	var docs []*results.Document
-	var reasons []string
+	rs := make([]lifecycle.Runner, len(runners))
 	failed := crashed != nil
-	for _, r := range runners {
-		name := r.inv.Env[plan.EnvRunner]
+	for i, r := range runners {
 		code := r.proc.ExitCode()
+		rs[i].Name = r.inv.Env[plan.EnvRunner]
 		doc, err := readDocument(r.result)
 		if err != nil {
 			failed = true
-			reasons = append(reasons, fmt.Sprintf("%s: no result document (k6 %s, see %s)", name, exitText(code), r.log))
+			rs[i].Missing = fmt.Sprintf("no result document (k6 %s, see %s)", exitText(code), r.log)
 			continue
 		}
+		rs[i].Doc = doc
 		if code != 0 && (!stopped || r == crashed) {
 			failed = true
-			doc.Partial = true
-			doc.PartialReasons = append(doc.PartialReasons, fmt.Sprintf("%s: k6 %s (see %s)", name, exitText(code), r.log))
+			rs[i].Failed = fmt.Sprintf("k6 %s (see %s)", exitText(code), r.log)
 		}
-		docs = append(docs, doc)
 	}
-	if len(docs) == 0 {
+	doc, _, err := lifecycle.Merge(rs, stopped)
+	if errors.Is(err, lifecycle.ErrNoResults) {
 		// The first runner that failed holds the cause; the others were stopped because of it.
 		first := runners[0]
 		if crashed != nil {
 			first = crashed
 		}
+		reasons := make([]string, len(rs))
+		for i, r := range rs {
+			reasons[i] = r.Name + ": " + r.Missing
+		}
 		return nil, true, fmt.Errorf("no runner wrote results:\n  %s%s", strings.Join(reasons, "\n  "), logTail(first.log))
 	}
-	doc, err := results.Merge(docs...)
 	if err != nil {
-		return nil, true, fmt.Errorf("merging runner results: %w", err)
-	}
-	if len(reasons) > 0 {
-		doc.Partial = true
-		doc.PartialReasons = append(doc.PartialReasons, reasons...)
-	}
-	if stopped && !doc.Partial {
-		doc.Partial = true
-		doc.PartialReasons = append(doc.PartialReasons, "run stopped before its end")
+		return nil, true, err
 	}
 	return doc, failed, nil
 }
@@ -411,17 +495,11 @@ func logTail(path string) string {
 
 // writeReports writes report.md, results.json (summary) and merged.json (result document).
 func writeReports(dir, name string, doc *results.Document, sum results.Summary) error {
-	var md, js, merged bytes.Buffer
-	if err := results.RenderMarkdown(&md, "benchrun: "+name, sum); err != nil {
+	files, err := lifecycle.Reports("benchrun: "+name, sum, doc, "")
+	if err != nil {
 		return err
 	}
-	if err := results.RenderJSON(&js, sum); err != nil {
-		return err
-	}
-	if err := results.Encode(&merged, doc); err != nil {
-		return err
-	}
-	for f, b := range map[string][]byte{"report.md": md.Bytes(), "results.json": js.Bytes(), "merged.json": merged.Bytes()} {
+	for f, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			return err
 		}

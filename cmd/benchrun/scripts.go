@@ -1,43 +1,34 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 )
 
 // scriptSources returns the source of every script scenario of run, by scenario name, read
-// from the ConfigMaps of the run file (data, or binaryData is not supported).
+// from the ConfigMaps of the run file (data; binaryData is not supported).
 func scriptSources(run *v1alpha1.BenchmarkRun, objs []*unstructured.Unstructured) (map[string]string, error) {
-	out := map[string]string{}
-	for _, s := range run.Spec.Load.Scenarios {
-		if s.Type != v1alpha1.ScenarioScript {
-			continue
-		}
-		if s.Script == nil {
-			return nil, fmt.Errorf("scenario %q: type script needs script.configMapName", s.Name)
-		}
-		key := s.Script.Key
-		if key == "" {
-			key = "script.js"
-		}
+	scripts, err := lifecycle.ScriptSources(run, func(name string) (map[string]string, bool, error) {
 		var cm *unstructured.Unstructured
 		for _, o := range objs {
-			if o.GetKind() == "ConfigMap" && o.GetAPIVersion() == "v1" && o.GetName() == s.Script.ConfigMapName {
+			if o.GetKind() == "ConfigMap" && o.GetAPIVersion() == "v1" && o.GetName() == name {
 				cm = o
 			}
 		}
 		if cm == nil {
-			return nil, fmt.Errorf("scenario %q: ConfigMap %q not found: add it to the run file (apiVersion: v1, kind: ConfigMap, data: {%s: ...})",
-				s.Name, s.Script.ConfigMapName, key)
+			return nil, false, nil
 		}
-		src, found, err := unstructured.NestedString(cm.Object, "data", key)
-		if err != nil || !found {
-			return nil, fmt.Errorf("scenario %q: ConfigMap %q has no data key %q", s.Name, s.Script.ConfigMapName, key)
-		}
-		out[s.Name] = src
+		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+		return data, true, nil
+	})
+	var se *lifecycle.ScriptError
+	if errors.As(err, &se) && se.NoConfigMap {
+		return nil, fmt.Errorf("%w: add it to the run file (apiVersion: v1, kind: ConfigMap, data: {%s: ...})", err, se.Key)
 	}
-	return out, nil
+	return scripts, err
 }

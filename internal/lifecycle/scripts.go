@@ -18,13 +18,15 @@ type ScriptError struct {
 	Scenario string
 	// ConfigMap is the ConfigMap it names.
 	ConfigMap string
-	// Key is the key it names; empty when the ConfigMap itself is missing.
+	// Key is the key it names (script.js by default).
 	Key string
+	// NoConfigMap tells that the ConfigMap itself is missing (else: the key).
+	NoConfigMap bool
 }
 
 // Error implements error.
 func (e *ScriptError) Error() string {
-	if e.Key == "" {
+	if e.NoConfigMap {
 		return fmt.Sprintf("scenario %q: ConfigMap %q not found", e.Scenario, e.ConfigMap)
 	}
 	return fmt.Sprintf("scenario %q: ConfigMap %q has no data key %q", e.Scenario, e.ConfigMap, e.Key)
@@ -50,7 +52,7 @@ func ScriptSources(run *v1alpha1.BenchmarkRun, data ConfigMapData) (map[string]s
 			return nil, err
 		}
 		if !found {
-			return nil, &ScriptError{Scenario: sc.Name, ConfigMap: sc.Script.ConfigMapName}
+			return nil, &ScriptError{Scenario: sc.Name, ConfigMap: sc.Script.ConfigMapName, Key: key, NoConfigMap: true}
 		}
 		src, ok := d[key]
 		if !ok {
