@@ -117,12 +117,24 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 	if t.spec.Sentinels != nil {
 		sentinels = *t.spec.Sentinels
 	}
-	type started struct {
-		addr string
-		p    *Process
+	if err := t.startReplicas(ctx, int(replicas)); err != nil {
+		return err
 	}
+	return t.startSentinels(ctx, int(sentinels))
+}
+
+// started is a server process and its address.
+type started struct {
+	addr string
+	p    *Process
+}
+
+// startReplicas starts n replicas of the master and waits until each one's replication
+// link is up.
+func (t *redisTarget) startReplicas(ctx context.Context, n int) error {
+	master := t.master
 	var reps []started
-	for i := range int(replicas) {
+	for i := range n {
 		a, p, err := t.startServer("replica-"+strconv.Itoa(i), master)
 		if err != nil {
 			return err
@@ -144,9 +156,16 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 			return err
 		}
 	}
-	quorum := int(sentinels)/2 + 1
+	return nil
+}
+
+// startSentinels starts n sentinels (quorum: a majority) and waits until each one reports
+// the master.
+func (t *redisTarget) startSentinels(ctx context.Context, n int) error {
+	master := t.master
+	quorum := n/2 + 1
 	var sents []started
-	for i := range int(sentinels) {
+	for i := range n {
 		a, p, err := t.startSentinel(i, master, quorum)
 		if err != nil {
 			return err

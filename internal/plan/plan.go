@@ -243,26 +243,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		if s.Duration != nil {
 			d = s.Duration.Duration
 		}
-		sc := Scenario{
-			Name: s.Name, Type: string(s.Type), StartMs: offset.Milliseconds(), DurationMs: d.Milliseconds(),
-			VUs: vus, KeySpace: DefaultKeySpace, Params: s.Params,
-		}
-		if s.KeySpace != nil {
-			sc.KeySpace = *s.KeySpace
-		}
-		if s.BodySize != nil {
-			sc.BodySize = *s.BodySize
-		}
-		if y := s.YCSB; y != nil {
-			sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
-				RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
-			if y.RecordCount != nil {
-				sc.YCSB.RecordCount = *y.RecordCount
-			}
-			if sc.YCSB.Distribution == "" {
-				sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
-			}
-		}
+		sc := scenarioFor(s, offset, d, vus)
 		if s.Type == v1alpha1.ScenarioScript {
 			if _, ok := o.scripts[s.Name]; !ok {
 				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
@@ -304,6 +285,31 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		inv.Script = customEntry
 	}
 	return inv, nil
+}
+
+// scenarioFor is a scenario's plan: it starts at offset, its VUs run for d.
+func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario {
+	sc := Scenario{
+		Name: s.Name, Type: string(s.Type), StartMs: offset.Milliseconds(), DurationMs: d.Milliseconds(),
+		VUs: vus, KeySpace: DefaultKeySpace, Params: s.Params,
+	}
+	if s.KeySpace != nil {
+		sc.KeySpace = *s.KeySpace
+	}
+	if s.BodySize != nil {
+		sc.BodySize = *s.BodySize
+	}
+	if y := s.YCSB; y != nil {
+		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
+			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
+		if y.RecordCount != nil {
+			sc.YCSB.RecordCount = *y.RecordCount
+		}
+		if sc.YCSB.Distribution == "" {
+			sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
+		}
+	}
+	return sc
 }
 
 // customEntry is the generated entry module of a run with script scenarios.

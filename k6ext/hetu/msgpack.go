@@ -227,6 +227,33 @@ func (d *decoder) value(depth int) (any, error) {
 			return nil, err
 		}
 		return append([]byte(nil), p...), nil
+	case 0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3:
+		return d.number(c)
+	case 0xd9, 0xda, 0xdb:
+		n, err := d.uint(1 << (c - 0xd9))
+		if err != nil {
+			return nil, err
+		}
+		return d.str(int(n))
+	case 0xdc, 0xdd:
+		n, err := d.uint(2 << (c - 0xdc))
+		if err != nil {
+			return nil, err
+		}
+		return d.array(int(n), depth)
+	case 0xde, 0xdf:
+		n, err := d.uint(2 << (c - 0xde))
+		if err != nil {
+			return nil, err
+		}
+		return d.mapping(int(n), depth)
+	}
+	return nil, fmt.Errorf("msgpack: unsupported type byte 0x%02x", c)
+}
+
+// number decodes the payload of a float (0xca, 0xcb) or an int (0xcc-0xd3) type byte.
+func (d *decoder) number(c byte) (any, error) {
+	switch c {
 	case 0xca:
 		v, err := d.uint(4)
 		return float64(math.Float32frombits(uint32(v))), err
@@ -254,24 +281,6 @@ func (d *decoder) value(depth int) (any, error) {
 	case 0xd3:
 		v, err := d.uint(8)
 		return int64(v), err
-	case 0xd9, 0xda, 0xdb:
-		n, err := d.uint(1 << (c - 0xd9))
-		if err != nil {
-			return nil, err
-		}
-		return d.str(int(n))
-	case 0xdc, 0xdd:
-		n, err := d.uint(2 << (c - 0xdc))
-		if err != nil {
-			return nil, err
-		}
-		return d.array(int(n), depth)
-	case 0xde, 0xdf:
-		n, err := d.uint(2 << (c - 0xde))
-		if err != nil {
-			return nil, err
-		}
-		return d.mapping(int(n), depth)
 	}
 	return nil, fmt.Errorf("msgpack: unsupported type byte 0x%02x", c)
 }
