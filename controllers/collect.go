@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -74,20 +74,10 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		return nil
 	}
 	reason, msg := "PartialResults", "results are partial: "+strings.Join(st.PartialReasons, "; ")
-	if c := loadComplete(st); c != nil && c.Status == metav1.ConditionFalse {
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionLoadComplete); c != nil && c.Status == metav1.ConditionFalse {
 		reason, msg = c.Reason, c.Message+"; partial results kept"
 	}
 	r.finish(s, v1alpha1.PhaseFailed, reason, msg)
-	return nil
-}
-
-// loadComplete is the LoadComplete condition.
-func loadComplete(st *v1alpha1.BenchmarkRunStatus) *metav1.Condition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == v1alpha1.ConditionLoadComplete {
-			return &st.Conditions[i]
-		}
-	}
 	return nil
 }
 
@@ -122,26 +112,7 @@ func bestCPS(scs []results.ScenarioSummary) string {
 	if best < 0 {
 		return ""
 	}
-	return thousands(scs[best].CPS) + " " + scs[best].Name
-}
-
-// thousands formats v with 2 decimals and comma thousands separators.
-func thousands(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(intPart, "-")
-	intPart = strings.TrimPrefix(intPart, "-")
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String() + "." + frac
-	}
-	return b.String() + "." + frac
+	return results.FormatThousands(scs[best].CPS, 2) + " " + scs[best].Name
 }
 
 // writeReport creates or updates the report ConfigMap: report.md (the seed-format tables,

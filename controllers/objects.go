@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -91,7 +92,7 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 		}
 		for _, item := range items {
 			obj := item.(client.Object)
-			if !metav1IsControlledBy(obj, run) {
+			if !metav1.IsControlledBy(obj, run) {
 				continue
 			}
 			if obj.GetDeletionTimestamp() != nil {
@@ -104,16 +105,6 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 		}
 	}
 	return deleted, nil
-}
-
-// metav1IsControlledBy tells whether obj is controlled by run.
-func metav1IsControlledBy(obj client.Object, run *v1alpha1.BenchmarkRun) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.UID == run.UID {
-			return true
-		}
-	}
-	return false
 }
 
 // operatorInstalled tells whether the OT redis-operator's API is served.

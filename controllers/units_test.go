@@ -11,12 +11,6 @@ func TestHelpers(t *testing.T) {
 	if got := parseIndexes("1,3-5, 9"); len(got) != 5 || got[1] != 3 || got[4] != 9 {
 		t.Errorf("parseIndexes %v", got)
 	}
-	if got := thousands(1234567.891); got != "1,234,567.89" {
-		t.Errorf("thousands %q", got)
-	}
-	if got := thousands(999.5); got != "999.50" {
-		t.Errorf("thousands %q", got)
-	}
 	evicted := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low memory"}}
 	if got := podFailure(evicted); !strings.Contains(got, "evicted: low memory") {
 		t.Errorf("podFailure %q", got)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/internal/plan"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 var jsonUnmarshal = json.Unmarshal
@@ -115,7 +116,7 @@ func (p *progress) run() {
 		dur := time.Duration(s.DurationMs) * time.Millisecond
 		in := min(max(elapsed-time.Duration(s.StartMs)*time.Millisecond, 0), dur).Truncate(time.Second)
 		_, _ = fmt.Fprintf(p.w, "\r  %-20s [%d/%d] %s %5s / %-5s (%s left)  %s %s\x1b[K", s.Name, i+1, len(p.spec.Scenarios),
-			bar(in, dur, 24), in, dur.Round(time.Second), (dur - in).Round(time.Second), thousands(value), unit)
+			bar(in, dur, 24), in, dur.Round(time.Second), (dur - in).Round(time.Second), results.FormatThousands(max(value, 0), 0), unit)
 	}
 }
 
@@ -143,17 +144,4 @@ func bar(done, total time.Duration, width int) string {
 	}
 	n = min(max(n, 0), width)
 	return "▕" + strings.Repeat("█", n) + strings.Repeat("░", width-n) + "▏"
-}
-
-// thousands formats v with thousands separators.
-func thousands(v float64) string {
-	s := fmt.Sprintf("%.0f", max(v, 0))
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/internal/plan"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // TestProgress draws the live line from two fake k6 REST APIs whose benchrun_calls grow by
@@ -48,8 +49,8 @@ func TestBarAndThousands(t *testing.T) {
 		t.Errorf("bar = %q", got)
 	}
 	for v, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567.4: "1,234,567", -5: "0"} {
-		if got := thousands(v); got != want {
-			t.Errorf("thousands(%v) = %q, want %q", v, got, want)
+		if got := results.FormatThousands(max(v, 0), 0); got != want {
+			t.Errorf("FormatThousands(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	bw.WriteString("Average CPS (Calls Per Second) per Function:\n\n")
 	t := &table{headers: []string{"", "CPS"}}
 	for _, sc := range scs {
-		t.rows = append(t.rows, []string{sc.Name, formatThousands(sc.CPS, 2)})
+		t.rows = append(t.rows, []string{sc.Name, FormatThousands(sc.CPS, 2)})
 	}
 	t.write(bw)
 
@@ -188,7 +188,7 @@ var comparisonMetrics = []struct {
 	right bool
 	value func(ScenarioSummary) string
 }{
-	{"Average CPS (Calls Per Second)", false, func(sc ScenarioSummary) string { return formatThousands(sc.CPS, 2) }},
+	{"Average CPS (Calls Per Second)", false, func(sc ScenarioSummary) string { return FormatThousands(sc.CPS, 2) }},
 	{"Mean (ms)", true, func(sc ScenarioSummary) string { return formatG(sc.LatencyMs.Mean) }},
 	{"k50 (ms)", true, func(sc ScenarioSummary) string { return formatG(sc.LatencyMs.P50) }},
 	{"k90 (ms)", true, func(sc ScenarioSummary) string { return formatG(sc.LatencyMs.P90) }},
@@ -345,9 +345,9 @@ func formatInt(n int64) string {
 	return b.String()
 }
 
-// formatThousands formats v with the given decimals and thousands separators, like Python's
+// FormatThousands formats v with the given decimals and thousands separators, like Python's
 // "{:,.2f}".
-func formatThousands(v float64, decimals int) string {
+func FormatThousands(v float64, decimals int) string {
 	s := strconv.FormatFloat(v, 'f', decimals, 64)
 	intPart, frac, _ := strings.Cut(s, ".")
 	n, err := strconv.ParseInt(intPart, 10, 64)

@@ -125,7 +125,7 @@ func TestFormatting(t *testing.T) {
 	}{
 		{formatG(54.8), "54.8"}, {formatG(1270.4), "1270.4"}, {formatG(100), "100"}, {formatG(0), "0"},
 		{formatInt(0), "0"}, {formatInt(999), "999"}, {formatInt(1000), "1,000"}, {formatInt(-1234567), "-1,234,567"},
-		{formatThousands(1238494.1, 2), "1,238,494.10"}, {formatThousands(0.5, 2), "0.50"}, {formatThousands(-0.5, 2), "-0.50"},
+		{FormatThousands(1238494.1, 2), "1,238,494.10"}, {FormatThousands(0.5, 2), "0.50"}, {FormatThousands(-0.5, 2), "-0.50"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

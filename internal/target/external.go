@@ -30,9 +30,6 @@ func (e *external) Ready(context.Context, client.Reader) (bool, string, error) {
 // Workloads implements Target: none.
 func (e *external) Workloads() []Workload { return nil }
 
-// Teardown implements Target: nothing to delete.
-func (e *external) Teardown(context.Context, client.Client) error { return nil }
-
 // Endpoints implements Target: addresses as given (role redis or hetu), read addresses as replicas.
 func (e *external) Endpoints() []v1alpha1.Endpoint {
 	var eps []v1alpha1.Endpoint

@@ -256,12 +256,3 @@ func (h *hetu) Workloads() []Workload {
 	}
 	return append(ws, Workload{Kind: "Deployment", Name: naming.Name(h.o.Prefix, "hetu")})
 }
-
-// Teardown implements Target.
-func (h *hetu) Teardown(ctx context.Context, c client.Client) error {
-	objs, err := h.Objects()
-	if err != nil {
-		return err
-	}
-	return deleteAll(ctx, c, objs)
-}

@@ -207,12 +207,6 @@ func (r *redis) Workloads() []Workload {
 	return ws
 }
 
-// Teardown implements Target.
-func (r *redis) Teardown(ctx context.Context, c client.Client) error {
-	objs, _ := r.Objects()
-	return deleteAll(ctx, c, objs)
-}
-
 // serverConfig is the redis.conf shared by every server: benchmark-friendly defaults (no
 // persistence, writable dir for non-root replicas) then the user's directives, sorted.
 func (r *redis) serverConfig() string {

@@ -133,9 +133,3 @@ func stringMap(m map[string]string) map[string]any {
 	}
 	return out
 }
-
-// IsOperatorResource tells whether obj is a redis-operator resource (its CRDs may be missing).
-func IsOperatorResource(obj client.Object) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	return ok && u.GroupVersionKind().Group == OperatorGroupVersion.Group
-}

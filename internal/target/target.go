@@ -70,8 +70,6 @@ type Target interface {
 	Ready(ctx context.Context, c client.Reader) (ready bool, reason string, err error)
 	// Endpoints are the addresses runners use, by role.
 	Endpoints() []v1alpha1.Endpoint
-	// Teardown deletes what Objects created.
-	Teardown(ctx context.Context, c client.Client) error
 	// Workloads are the objects whose pods serve the target (none for external ones).
 	Workloads() []Workload
 }
@@ -174,16 +172,6 @@ func allReady(ctx context.Context, c client.Reader, checks ...readyCheck) (bool,
 		}
 	}
 	return true, "", nil
-}
-
-// deleteAll deletes objs, ignoring those already gone.
-func deleteAll(ctx context.Context, c client.Client, objs []client.Object) error {
-	for _, obj := range objs {
-		if err := c.Delete(ctx, obj, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
-		}
-	}
-	return nil
 }
 
 // placementPod applies a Placement to a pod spec and returns the container resources.
