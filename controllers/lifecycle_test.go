@@ -516,6 +516,7 @@ func operatorCRDs() (paths []string, real bool) {
 // tests name provider builtin).
 func installOperatorCRDs(t *testing.T) bool {
 	t.Helper()
+	needEnvtest(t)
 	paths, real := operatorCRDs()
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: paths}); err != nil {
 		t.Fatal(err)

@@ -267,6 +267,7 @@ func TestKubeletResourceUsage(t *testing.T) {
 // TestMetricsAPIWinsOverKubelet: where metrics.k8s.io is served (a stand-in CRD here), its
 // PodMetrics are used and no kubelet is scraped.
 func TestMetricsAPIWinsOverKubelet(t *testing.T) {
+	needEnvtest(t)
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "pods.metrics.k8s.io", Annotations: map[string]string{"api-approved.kubernetes.io": "unapproved, test stand-in for metrics-server"}},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
