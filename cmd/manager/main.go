@@ -3,6 +3,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -25,42 +26,58 @@ import (
 	"github.com/benchrun/benchrun/internal/usage"
 )
 
-func main() {
-	var (
-		metricsAddr   string
-		probeAddr     string
-		leaderElect   bool
-		defaultImages controllers.Images
-		redisRole     string
-		kubelet       usage.KubeletOptions
-		kubeletUsage  bool
-	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "enable leader election so only one manager is active")
-	flag.StringVar(&defaultImages.Runner, "runner-image", "benchrun.local/k6:dev", "default k6 runner image")
-	flag.StringVar(&defaultImages.Redis, "redis-image", "benchrun.local/redis:dev", "default Redis image")
-	flag.StringVar(&defaultImages.Valkey, "valkey-image", "benchrun.local/valkey:dev", "default Valkey image")
-	flag.StringVar(&defaultImages.HeTu, "hetu-image", "benchrun.local/hetu-bench:dev", "default HeTu bench app image")
-	flag.StringVar(&defaultImages.Proxy, "proxy-image", "benchrun.local/camellia-redis-proxy:dev", "default read/write-splitting proxy image")
-	flag.StringVar(&redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
-		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
-	flag.BoolVar(&kubeletUsage, "kubelet-metrics", true,
-		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get)")
-	flag.StringVar(&kubelet.CAFile, "kubelet-certificate-authority", "",
-		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
-	flag.BoolVar(&kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
-		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
-	opts := zap.Options{}
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	log := ctrl.Log.WithName("setup")
+// managerFlags are the manager's command-line options.
+type managerFlags struct {
+	metricsAddr   string
+	probeAddr     string
+	leaderElect   bool
+	defaultImages controllers.Images
+	redisRole     string
+	kubelet       usage.KubeletOptions
+	kubeletUsage  bool
+	zap           zap.Options
+}
 
+// parseManagerFlags reads the command line.
+func parseManagerFlags() *managerFlags {
+	f := &managerFlags{}
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
+	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
+	flag.BoolVar(&f.leaderElect, "leader-elect", false, "enable leader election so only one manager is active")
+	flag.StringVar(&f.defaultImages.Runner, "runner-image", "benchrun.local/k6:dev", "default k6 runner image")
+	flag.StringVar(&f.defaultImages.Redis, "redis-image", "benchrun.local/redis:dev", "default Redis image")
+	flag.StringVar(&f.defaultImages.Valkey, "valkey-image", "benchrun.local/valkey:dev", "default Valkey image")
+	flag.StringVar(&f.defaultImages.HeTu, "hetu-image", "benchrun.local/hetu-bench:dev", "default HeTu bench app image")
+	flag.StringVar(&f.defaultImages.Proxy, "proxy-image", "benchrun.local/camellia-redis-proxy:dev", "default read/write-splitting proxy image")
+	flag.StringVar(&f.redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
+		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
+	flag.BoolVar(&f.kubeletUsage, "kubelet-metrics", true,
+		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get)")
+	flag.StringVar(&f.kubelet.CAFile, "kubelet-certificate-authority", "",
+		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
+	flag.BoolVar(&f.kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
+		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
+	f.zap.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return f
+}
+
+func main() {
+	f := parseManagerFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	log := ctrl.Log.WithName("setup")
+	if err := run(f); err != nil {
+		log.Error(err, "manager")
+		os.Exit(1)
+	}
+}
+
+// run builds the manager and the BenchmarkRun controller and runs them until a signal.
+func run(f *managerFlags) error {
+	log := ctrl.Log.WithName("setup")
 	ownLabel, err := labels.Parse(naming.LabelRun)
 	if err != nil {
-		log.Error(err, "label selector")
-		os.Exit(1)
+		return fmt.Errorf("label selector: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -68,17 +85,16 @@ func main() {
 
 	restConfig := ctrl.GetConfigOrDie()
 	var kubeletMetrics *usage.KubeletMetrics
-	if kubeletUsage {
-		if kubeletMetrics, err = usage.NewKubeletMetrics(restConfig, kubelet); err != nil {
-			log.Error(err, "kubelet metrics client")
-			os.Exit(1)
+	if f.kubeletUsage {
+		if kubeletMetrics, err = usage.NewKubeletMetrics(restConfig, f.kubelet); err != nil {
+			return fmt.Errorf("kubelet metrics client: %w", err)
 		}
 	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         leaderElect,
+		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress: f.probeAddr,
+		LeaderElection:         f.leaderElect,
 		LeaderElectionID:       "benchrun-manager.bench.benchrun.io",
 		// Cache only benchrun's own pods (runners), ConfigMaps and Jobs, not the whole cluster's.
 		// StatefulSets stay unfiltered: the redis-operator creates them without our labels.
@@ -89,32 +105,28 @@ func main() {
 		}},
 	})
 	if err != nil {
-		log.Error(err, "unable to create manager")
-		os.Exit(1)
+		return fmt.Errorf("unable to create manager: %w", err)
 	}
 	if err := (&controllers.BenchmarkRunReconciler{
 		Client:               mgr.GetClient(),
 		APIReader:            mgr.GetAPIReader(),
 		Scheme:               mgr.GetScheme(),
 		Recorder:             mgr.GetEventRecorderFor("benchrun"),
-		Images:               defaultImages,
-		RedisRoleClusterRole: redisRole,
+		Images:               f.defaultImages,
+		RedisRoleClusterRole: f.redisRole,
 		Kubelet:              kubeletMetrics,
 	}).SetupWithManager(mgr); err != nil {
-		log.Error(err, "unable to create controller", "controller", "BenchmarkRun")
-		os.Exit(1)
+		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		log.Error(err, "unable to set up health check")
-		os.Exit(1)
+		return fmt.Errorf("unable to set up health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		log.Error(err, "unable to set up ready check")
-		os.Exit(1)
+		return fmt.Errorf("unable to set up ready check: %w", err)
 	}
 	log.Info("starting manager")
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		log.Error(err, "manager stopped with an error")
-		os.Exit(1)
+		return fmt.Errorf("manager stopped with an error: %w", err)
 	}
+	return nil
 }
