@@ -20,6 +20,9 @@ const defaultTargetReady = 10 * time.Minute
 // fails the run.
 func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) error {
 	run, st := s.run, &s.run.Status
+	if ok, err := r.resolveBaseline(ctx, s); !ok || err != nil {
+		return err
+	}
 	t, err := r.buildTarget(run)
 	if err != nil {
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
