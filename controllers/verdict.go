@@ -197,6 +197,6 @@ func thresholdText(t v1alpha1.ThresholdResult) string {
 func renderVerdict(md *bytes.Buffer, st *v1alpha1.BenchmarkRunStatus) {
 	_ = verdict.RenderThresholds(md, st.Verdict, st.Thresholds)
 	if st.Baseline != nil {
-		_ = verdict.RenderBaseline(md, st.Baseline.Name, st.Results, st.Baseline.Results)
+		_ = verdict.RenderBaseline(md, "Against baseline "+st.Baseline.Name, st.Results, st.Baseline.Results)
 	}
 }

@@ -7,7 +7,8 @@
 //	benchrun compare [--label a,b,...] FILE|DIR...
 //
 // Exit codes: 0 success, 1 failure (invalid file, target not ready, runner failed), 2 bad
-// usage, 130 interrupted (partial results are still reported).
+// usage, 3 thresholds not met (run complete, verdict Failed), 130 interrupted (partial
+// results are still reported).
 package main
 
 import (
@@ -34,9 +35,10 @@ const (
 const usage = `benchrun runs BenchmarkRuns on this machine and renders their results.
 
 Usage:
-  benchrun run -f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH]
+  benchrun run -f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH] [--baseline DIR]
       validate the file, start the target locally, run the scenarios with N local k6 runners,
-      print the tables and write report.md, results.json and merged.json into the out dir
+      print the tables and write report.md, results.json and merged.json into the out dir;
+      spec.thresholds decide the exit code (3 when not met), --baseline DIR adds deltas
   benchrun validate -f run.yaml
       check the file with the same rules as the cluster (kubectl apply)
   benchrun report [--output table|markdown|json|csv] FILE|DIR...

@@ -45,6 +45,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	outDir := fs.String("out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME)")
 	k6Flag := fs.String("k6", "", "benchrun's k6 binary (default: next to benchrun, or bin/k6)")
 	verbose := fs.Bool("v", false, "log every process started and stopped")
+	gate := addGateFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -72,6 +73,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Everything that can be checked is checked before anything starts.
 	run, f, err := loadRunFile(ctx, *file, *name)
 	if err != nil {
+		return fail("%v", err)
+	}
+	if err := gate.load(run); err != nil {
 		return fail("%v", err)
 	}
 	root, err := findRoot()
@@ -244,12 +248,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := render(stdout, *output, "benchrun: "+run.Name, sum); err != nil {
 		return fail("%v", err)
 	}
+	thresholdsFailed, err := gate.judge(stdout, stderr, *output, run, sum, *outDir)
+	if err != nil {
+		return fail("%v", err)
+	}
 	_, _ = fmt.Fprintf(stderr, "benchrun: done in %.0fs; wrote report.md, results.json and merged.json in %s\n", time.Since(t0).Seconds(), *outDir)
 	switch {
 	case interrupted:
 		return exitInterrupted
 	case timedOut || failed:
 		return exitFailed
+	case thresholdsFailed:
+		return exitThresholds
 	}
 	return exitOK
 }

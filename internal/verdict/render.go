@@ -43,13 +43,14 @@ func RenderThresholds(w io.Writer, verdict v1alpha1.Verdict, table []v1alpha1.Th
 	return err
 }
 
-// RenderBaseline writes the per-scenario comparison with the baseline in markdown.
-func RenderBaseline(w io.Writer, name string, res, baseline []v1alpha1.ScenarioResult) error {
+// RenderBaseline writes the per-scenario comparison with the baseline in markdown under a
+// heading such as "Against baseline redis8".
+func RenderBaseline(w io.Writer, heading string, res, baseline []v1alpha1.ScenarioResult) error {
 	deltas := Deltas(res, baseline)
 	if len(deltas) == 0 {
 		return nil
 	}
-	if _, err := fmt.Fprintf(w, "\nAgainst baseline %s:\n\n| scenario | CPS | baseline CPS | CPS Δ | k99 | baseline k99 | k99 Δ |\n|:--|--:|--:|--:|--:|--:|--:|\n", name); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s:\n\n| scenario | CPS | baseline CPS | CPS Δ | k99 | baseline k99 | k99 Δ |\n|:--|--:|--:|--:|--:|--:|--:|\n", heading); err != nil {
 		return err
 	}
 	for _, d := range deltas {

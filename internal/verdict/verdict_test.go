@@ -88,7 +88,7 @@ func TestDeltasAndRender(t *testing.T) {
 	if err := RenderThresholds(&b, v, table); err != nil {
 		t.Fatal(err)
 	}
-	if err := RenderBaseline(&b, "redis8", cur, base); err != nil {
+	if err := RenderBaseline(&b, "Against baseline redis8", cur, base); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| get | cps >= -5% | 9600 | 9500 | pass |", "Verdict: Passed", "Against baseline redis8", "| get | 9600.00 | 10000.00 | -4.00% | 4 | 5 | -20.00% |"} {
