@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -190,7 +191,7 @@ func thresholdText(t v1alpha1.ThresholdResult) string {
 	if t.Message != "" {
 		return fmt.Sprintf("%s: %s (%s)", t.Scenario, t.Expr, t.Message)
 	}
-	return fmt.Sprintf("%s: %s (observed %g, limit %g)", t.Scenario, t.Expr, t.Observed, t.Limit)
+	return fmt.Sprintf("%s: %s (observed %s, limit %s)", t.Scenario, t.Expr, strconv.FormatFloat(t.Observed, 'f', -1, 64), strconv.FormatFloat(t.Limit, 'f', -1, 64))
 }
 
 // renderVerdict appends the thresholds and the baseline comparison to the report.
