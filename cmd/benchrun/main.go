@@ -46,6 +46,15 @@ Usage:
   benchrun compare [--label a,b,...] FILE|DIR...
       side-by-side tables of several results (labels default to the file or directory names)
 
+On a cluster (kubectl benchrun ...; current kubeconfig context and namespace, or --kubeconfig,
+--context, -n):
+  benchrun get [RUN...]                    runs with phase, verdict, target, best CPS
+  benchrun report RUN                      the run's report (seed tables, thresholds, deltas)
+  benchrun compare RUN RUN... [--baseline RUN]
+                                           side by side, columns named by run, with deltas
+  benchrun watch RUN                       phase and progress until it ends, then the report
+                                           (exit 0 Succeeded, 3 thresholds not met, 1 failed)
+
 Run "benchrun COMMAND -h" for the flags of a command.
 `
 
@@ -66,9 +75,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "validate":
 		return cmdValidate(ctx, rest, stdout, stderr)
 	case "report":
+		if onCluster(rest) {
+			return cmdClusterReport(ctx, rest, stdout, stderr)
+		}
 		return cmdReport(rest, stdout, stderr)
 	case "compare":
+		if onCluster(rest) {
+			return cmdClusterCompare(ctx, rest, stdout, stderr)
+		}
 		return cmdCompare(rest, stdout, stderr)
+	case "get":
+		return cmdGet(ctx, rest, stdout, stderr)
+	case "watch":
+		return cmdWatch(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		_, _ = fmt.Fprint(stdout, usage)
 		return exitOK
