@@ -32,6 +32,9 @@ func (r *BenchmarkRunReconciler) resolveBaseline(ctx context.Context, s *step) (
 	if spec == nil || st.Baseline != nil || st.Phase != v1alpha1.PhasePending {
 		return true, nil
 	}
+	if _, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
+		return r.baselineFailed(s, "InvalidBaseline", "spec.baseline.selector: "+err.Error())
+	}
 	base, wait, err := r.findBaseline(ctx, run)
 	if err != nil {
 		return false, err
@@ -91,7 +94,7 @@ func (r *BenchmarkRunReconciler) findBaseline(ctx context.Context, run *v1alpha1
 	}
 	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
 	if err != nil {
-		return nil, "", nil //nolint:nilerr // an invalid selector matches nothing; the condition says so
+		return nil, "", err // checked by resolveBaseline first
 	}
 	var list v1alpha1.BenchmarkRunList
 	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {

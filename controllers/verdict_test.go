@@ -175,6 +175,21 @@ func TestBaselineMissing(t *testing.T) {
 	}
 }
 
+// TestBaselineInvalidSelector: a selector the API server accepts but that cannot select
+// (operator In without values) fails the run with the reason.
+func TestBaselineInvalidSelector(t *testing.T) {
+	e := newEnv(t)
+	run := e.redisRun("badsel", 1)
+	run.Spec.Baseline = &v1alpha1.BaselineSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: "app", Operator: metav1.LabelSelectorOpIn}}}}
+	e.create(run)
+	run = e.until(run.Name, v1alpha1.PhaseFailed)
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSucceeded); c == nil || c.Reason != "InvalidBaseline" ||
+		!strings.Contains(c.Message, "spec.baseline.selector: ") {
+		t.Fatalf("condition %+v", c)
+	}
+}
+
 // TestBaselineStillRunning: a named baseline that has not finished makes the run wait in Pending.
 func TestBaselineStillRunning(t *testing.T) {
 	e := newEnv(t)
