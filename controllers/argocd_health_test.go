@@ -174,11 +174,13 @@ func TestArgoCDSnippetIsTheLua(t *testing.T) {
 	if got := cm.Data["resource.customizations.health.bench.benchrun.io_BenchmarkRun"]; got != string(lua) {
 		t.Errorf("config/argocd/argocd-cm.yaml differs from health.lua:\n%s", got)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), string(raw)) {
-		t.Error("README.md does not show config/argocd/argocd-cm.yaml verbatim")
+	for _, doc := range []string{"README.md", "charts/benchrun/README.md"} {
+		readme, err := os.ReadFile(filepath.Join("..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), string(raw)) {
+			t.Errorf("%s does not show config/argocd/argocd-cm.yaml verbatim", doc)
+		}
 	}
 }
