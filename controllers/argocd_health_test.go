@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,7 +147,7 @@ func writeHealthCases(t *testing.T, dir string, cases []healthCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	header := fmt.Sprintf("# Argo CD health tests (resource_customizations format) for health.lua, generated from\n# BenchmarkRuns read back from a real kube-apiserver by controllers/argocd_health_test.go\n# (BENCHRUN_UPDATE_ARGOCD=1). Run: cd hack/argocd-health && go run . -lua ../../config/argocd/health.lua -tests ../../config/argocd/health_test.yaml\n")
+	header := ("# Argo CD health tests (resource_customizations format) for health.lua, generated from\n# BenchmarkRuns read back from a real kube-apiserver by controllers/argocd_health_test.go\n# (BENCHRUN_UPDATE_ARGOCD=1). Run: cd hack/argocd-health && go run . -lua ../../config/argocd/health.lua -tests ../../config/argocd/health_test.yaml\n")
 	if err := os.WriteFile(filepath.Join(dir, "health_test.yaml"), append([]byte(header), b...), 0o644); err != nil {
 		t.Fatal(err)
 	}
