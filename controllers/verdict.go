@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,8 +63,11 @@ func (r *BenchmarkRunReconciler) resolveBaseline(ctx context.Context, s *step) (
 	}
 	st.Baseline = &v1alpha1.BaselineStatus{Name: base.Name, UID: string(base.UID), Generation: base.Status.ObservedGeneration,
 		CompletionTime: base.Status.CompletionTime, Results: verdict.Trim(base.Status.Results)}
-	s.setCondition(v1alpha1.ConditionBaselineResolved, metav1.ConditionTrue, "Copied",
-		fmt.Sprintf("figures of %s (generation %d, %d scenarios) copied into status.baseline", base.Name, st.Baseline.Generation, len(base.Status.Results)))
+	msg := fmt.Sprintf("figures of %s (generation %d, %d scenarios) copied into status.baseline", base.Name, st.Baseline.Generation, len(base.Status.Results))
+	if absent := absentScenarios(run, base.Status.Results); len(absent) > 0 {
+		msg += "; it has no figures for scenario(s) " + strings.Join(absent, ", ") + " (no deltas for them)"
+	}
+	s.setCondition(v1alpha1.ConditionBaselineResolved, metav1.ConditionTrue, "Copied", msg)
 	return true, nil
 }
 
@@ -111,6 +115,17 @@ func (r *BenchmarkRunReconciler) findBaseline(ctx context.Context, run *v1alpha1
 		}
 	}
 	return best, "", nil
+}
+
+// absentScenarios lists the run's scenarios the baseline has no results for.
+func absentScenarios(run *v1alpha1.BenchmarkRun, base []v1alpha1.ScenarioResult) []string {
+	var absent []string
+	for _, sc := range run.Spec.Load.Scenarios {
+		if !slices.ContainsFunc(base, func(b v1alpha1.ScenarioResult) bool { return b.Name == sc.Name }) {
+			absent = append(absent, sc.Name)
+		}
+	}
+	return absent
 }
 
 // hasRelative tells whether a threshold is relative to the baseline.

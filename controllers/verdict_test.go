@@ -133,10 +133,15 @@ func TestBaselineSelectorNewestSucceeded(t *testing.T) {
 	e.finishedRun(bad, 100, v1alpha1.PhaseFailed)
 	run := labelled("next")
 	run.Spec.Baseline = &v1alpha1.BaselineSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cache"}}}
+	run.Spec.Load.Scenarios = append(run.Spec.Load.Scenarios, v1alpha1.Scenario{Name: "ping", Type: v1alpha1.ScenarioRedisPing})
 	e.create(run)
 	run = e.until(run.Name, v1alpha1.PhaseProvisioning)
 	if run.Status.Baseline == nil || run.Status.Baseline.Name != "newer" {
 		t.Fatalf("baseline %+v", run.Status.Baseline)
+	}
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionBaselineResolved); c == nil ||
+		!strings.Contains(c.Message, "no figures for scenario(s) ping (no deltas for them)") {
+		t.Fatalf("condition %+v", c)
 	}
 }
 
