@@ -62,6 +62,15 @@ func TestThresholdsFail(t *testing.T) {
 	if !e.hasEvent(v1alpha1.ReasonThresholdsNotMet) {
 		t.Fatalf("no ThresholdsNotMet Event in %q", e.events)
 	}
+	// A spec change re-runs it; the failed generation keeps its verdict in history.
+	run.Spec.Thresholds[0].Expr = "p99 < 50"
+	if err := k8sClient.Update(e.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(run.Name)
+	if h := e.get(run.Name).Status.History; len(h) != 1 || h[0].Verdict != v1alpha1.VerdictFailed || h[0].Phase != v1alpha1.PhaseFailed {
+		t.Fatalf("history %+v", h)
+	}
 }
 
 // TestAbortOnFail: the runners publish no live figures to the manager, so in the cluster an

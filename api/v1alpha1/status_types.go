@@ -269,6 +269,9 @@ type RunRecord struct {
 	// Partial tells whether its results were partial.
 	// +optional
 	Partial bool `json:"partial,omitempty"`
+	// Verdict is its thresholds' verdict, when it had thresholds.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Results are its merged results.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
