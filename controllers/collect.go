@@ -64,11 +64,15 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	st.Partial = sum.Partial
 	st.PartialReasons = sum.PartialReasons[:min(len(sum.PartialReasons), maxPartialReasons)]
 	st.Resources = r.resourceUsage(ctx, s, obs)
+	failedThresholds := r.judge(s)
 	if err := r.writeReport(ctx, s, sum); err != nil {
 		return err
 	}
 	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Merged",
 		fmt.Sprintf("%d of %d runner results merged into %s", n, len(obs.configs), st.Report.ConfigMapName))
+	if failedThresholds {
+		return nil
+	}
 	if s.condition(v1alpha1.ConditionLoadComplete) && !sum.Partial {
 		r.finish(s, v1alpha1.PhaseSucceeded, "Succeeded", fmt.Sprintf("%d scenarios, best %s", len(st.Results), st.BestCPS))
 		return nil
@@ -127,6 +131,7 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 				float64(u.MemoryAvgBytes)/(1<<20), float64(u.MemoryMaxBytes)/(1<<20), u.Source)
 		}
 	}
+	renderVerdict(&md, &run.Status)
 	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
 	files, err := lifecycle.Reports(title, sum, nil, md.String())
 	if err != nil {

@@ -50,7 +50,7 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	run, st := s.run, &s.run.Status
 	rec := v1alpha1.RunRecord{Generation: st.ObservedGeneration, Phase: st.Phase, StartTime: st.StartTime,
-		CompletionTime: st.CompletionTime, Partial: st.Partial, Results: st.Results, Report: st.Report}
+		CompletionTime: st.CompletionTime, Partial: st.Partial, Verdict: st.Verdict, Results: st.Results, Report: st.Report}
 	if !finished(st.Phase) {
 		rec.Phase, rec.CompletionTime = v1alpha1.PhaseFailed, &s.now
 		s.event(corev1.EventTypeWarning, "Superseded", "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)

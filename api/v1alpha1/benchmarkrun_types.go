@@ -8,6 +8,8 @@ import (
 // run against it scenario after scenario, what to collect, and how to clean up.
 // +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !s.type.startsWith('hetu.') || has(self.target.hetu) || (has(self.target.external) && self.target.external.kind == 'hetu'))",message="scenarios of type hetu.* need a HeTu target: set spec.target.hetu, or spec.target.external with kind: hetu"
 // +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !(s.type.startsWith('redis.') || s.type == 'ycsb') || !has(self.target.external) || self.target.external.kind == 'redis')",message="scenarios of type redis.* and ycsb need a Redis endpoint: an external target of kind hetu has none (use kind: redis, or a redis or hetu target)"
+// +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || self.thresholds.all(t, !has(t.scenario) || self.load.scenarios.exists(s, s.name == t.scenario))",message="spec.thresholds[].scenario must name one of spec.load.scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || has(self.baseline) || self.thresholds.all(t, !t.expr.matches('%\\\\s*$'))",message="relative thresholds (such as 'cps >= -5%') need spec.baseline"
 type BenchmarkRunSpec struct {
 	// Target is the system under test: exactly one of hetu, redis or external.
 	Target TargetSpec `json:"target"`
@@ -29,6 +31,15 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Timeouts TimeoutsSpec `json:"timeouts,omitempty"`
+
+	// Thresholds decide the verdict: a broken threshold fails the run (phase Failed, reason ThresholdsNotMet).
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+
+	// Baseline names the earlier run this run is compared with (deltas, relative thresholds).
+	// +optional
+	Baseline *BaselineSpec `json:"baseline,omitempty"`
 }
 
 // CollectSpec says what is measured besides the load results.
@@ -101,6 +112,7 @@ type TimeoutsSpec struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.kind`
 // +kubebuilder:printcolumn:name="Scenarios",type=string,JSONPath=`.status.scenarios`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Best CPS",type=string,JSONPath=`.status.bestCPS`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

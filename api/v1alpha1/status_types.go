@@ -106,6 +106,19 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Report *ReportRef `json:"report,omitempty"`
 
+	// Verdict is Passed or Failed once thresholds were evaluated (unset without thresholds).
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+
+	// Thresholds is every threshold evaluated per scenario: observed vs limit.
+	// +kubebuilder:validation:MaxItems=1024
+	// +optional
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+
+	// Baseline is the baseline's figures copied at start, and the deltas against them.
+	// +optional
+	Baseline *BaselineStatus `json:"baseline,omitempty"`
+
 	// History keeps the results of earlier generations of this run (the newest first, at most 10),
 	// so that changing the spec of a finished run starts a new run without losing the old numbers.
 	// +kubebuilder:validation:MaxItems=10
@@ -256,6 +269,9 @@ type RunRecord struct {
 	// Partial tells whether its results were partial.
 	// +optional
 	Partial bool `json:"partial,omitempty"`
+	// Verdict is its thresholds' verdict, when it had thresholds.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Results are its merged results.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional

@@ -7,7 +7,8 @@
 //	benchrun compare [--label a,b,...] FILE|DIR...
 //
 // Exit codes: 0 success, 1 failure (invalid file, target not ready, runner failed), 2 bad
-// usage, 130 interrupted (partial results are still reported).
+// usage, 3 thresholds not met (run complete, verdict Failed), 130 interrupted (partial
+// results are still reported).
 package main
 
 import (
@@ -34,15 +35,25 @@ const (
 const usage = `benchrun runs BenchmarkRuns on this machine and renders their results.
 
 Usage:
-  benchrun run -f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH]
+  benchrun run -f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH] [--baseline DIR]
       validate the file, start the target locally, run the scenarios with N local k6 runners,
-      print the tables and write report.md, results.json and merged.json into the out dir
+      print the tables and write report.md, results.json and merged.json into the out dir;
+      spec.thresholds decide the exit code (3 when not met), --baseline DIR adds deltas
   benchrun validate -f run.yaml
       check the file with the same rules as the cluster (kubectl apply)
   benchrun report [--output table|markdown|json|csv] FILE|DIR...
       merge result documents (runner-*.json, merged.json, or an out dir) and render them
   benchrun compare [--label a,b,...] FILE|DIR...
       side-by-side tables of several results (labels default to the file or directory names)
+
+On a cluster (kubectl benchrun ...; current kubeconfig context and namespace, or --kubeconfig,
+--context, -n):
+  benchrun get [RUN...]                    runs with phase, verdict, target, best CPS
+  benchrun report RUN                      the run's report (seed tables, thresholds, deltas)
+  benchrun compare RUN RUN... [--baseline RUN]
+                                           side by side, columns named by run, with deltas
+  benchrun watch RUN                       phase and progress until it ends, then the report
+                                           (exit 0 Succeeded, 3 thresholds not met, 1 failed)
 
 Run "benchrun COMMAND -h" for the flags of a command.
 `
@@ -64,9 +75,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "validate":
 		return cmdValidate(ctx, rest, stdout, stderr)
 	case "report":
+		if onCluster(rest) {
+			return cmdClusterReport(ctx, rest, stdout, stderr)
+		}
 		return cmdReport(rest, stdout, stderr)
 	case "compare":
+		if onCluster(rest) {
+			return cmdClusterCompare(ctx, rest, stdout, stderr)
+		}
 		return cmdCompare(rest, stdout, stderr)
+	case "get":
+		return cmdGet(ctx, rest, stdout, stderr)
+	case "watch":
+		return cmdWatch(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		_, _ = fmt.Fprint(stdout, usage)
 		return exitOK

@@ -201,6 +201,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
 		return exitFailed
 	}
+	if err := renderDeltas(stdout, labels, sums); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+		return exitFailed
+	}
 	return exitOK
 }
 

@@ -48,6 +48,7 @@ type localRun struct {
 	output, outDir string
 	k6Flag         string
 	verbose        bool
+	gate           *gate
 
 	run         *v1alpha1.BenchmarkRun
 	root, k6    string
@@ -125,6 +126,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*localRun, int) {
 	fs.StringVar(&l.outDir, "out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME)")
 	fs.StringVar(&l.k6Flag, "k6", "", "benchrun's k6 binary (default: next to benchrun, or bin/k6)")
 	fs.BoolVar(&l.verbose, "v", false, "log every process started and stopped")
+	l.gate = addGateFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, flagExit(err)
@@ -162,6 +164,9 @@ func (l *localRun) check(ctx context.Context) error {
 		return err
 	}
 	l.run = run
+	if err := l.gate.load(run); err != nil {
+		return err
+	}
 	if l.root, err = findRoot(); err != nil {
 		return err
 	}
@@ -336,12 +341,18 @@ func (l *localRun) collect(out loadOutcome) int {
 	if err := render(l.stdout, l.output, "benchrun: "+l.run.Name, sum); err != nil {
 		return l.fail(err)
 	}
+	thresholdsFailed, err := l.gate.judge(l.stdout, l.stderr, l.output, l.run, sum, l.outDir)
+	if err != nil {
+		return l.fail(err)
+	}
 	_, _ = fmt.Fprintf(l.stderr, "benchrun: done in %.0fs; wrote report.md, results.json and merged.json in %s\n", time.Since(l.t0).Seconds(), l.outDir)
 	switch {
 	case out.interrupted:
 		return exitInterrupted
 	case out.timedOut || failed:
 		return exitFailed
+	case thresholdsFailed:
+		return exitThresholds
 	}
 	return exitOK
 }

@@ -90,10 +90,15 @@ func (v *Validator) Validate(ctx context.Context, obj map[string]any) field.Erro
 		errs = append(errs, field.Invalid(field.NewPath(p), nil, fmt.Sprintf("unknown field %q", p)))
 	}
 	structuraldefaulting.Default(obj, v.structural)
-	if name := u.GetName(); name == "" {
+	if u.GetName() == "" && u.GetGenerateName() == "" { // generateName: Argo CD hooks, kubectl create
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "a BenchmarkRun needs a name"))
 	} else {
-		errs = append(errs, metav1validation.ValidateObjectMetaAccessor(u, true, func(name string, prefix bool) []string {
+		named := u
+		if u.GetName() == "" { // the API server names it generateName + 5 characters before validating
+			named = u.DeepCopy()
+			named.SetName(u.GetGenerateName() + "x0000")
+		}
+		errs = append(errs, metav1validation.ValidateObjectMetaAccessor(named, true, func(name string, prefix bool) []string {
 			return metav1validation.NameIsDNSSubdomain(name, prefix)
 		}, field.NewPath("metadata"))...)
 	}

@@ -1,0 +1,123 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Threshold is one pass/fail criterion on a scenario's merged figures, like a k6 threshold
+// but on benchrun's exact merged numbers: `<metric> <op> <value>`.
+type Threshold struct {
+	// Scenario names the scenario the threshold applies to; empty applies it to every scenario.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Scenario string `json:"scenario,omitempty"`
+
+	// Expr is `<metric> <op> <value>`: metric cps, errorRate (errors/calls, 0..1), mean, p50,
+	// p90, p99, p999 or max (latencies in ms); op <, <=, > or >=; value an absolute number
+	// (`p99 < 5`, `cps >= 10000`, `errorRate <= 0.001`) or a signed percentage relative to the
+	// baseline's figure (`cps >= -5%`: at least 95% of the baseline's CPS; `p99 <= +10%`).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^\\\\s*[A-Za-z][A-Za-z0-9]*') || self.matches('^\\\\s*(cps|errorRate|mean|p50|p90|p99|p999|max)([^A-Za-z0-9]|$)')",message="unknown metric: use cps, errorRate, mean, p50, p90, p99, p999 or max"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*(<|<=|>|>=)\\\\s*([0-9]+(\\\\.[0-9]+)?|[+-][0-9]+(\\\\.[0-9]+)?%)\\\\s*$')",message="a threshold is '<metric> <op> <value>' with op <, <=, > or >=, such as 'p99 < 5', 'cps >= 10000', or relative to the baseline with a sign and %, such as 'cps >= -5%' or 'p99 <= +10%'"
+	Expr string `json:"expr"`
+
+	// AbortOnFail ends the run early when this threshold is already broken while the load
+	// runs (evaluated live by `benchrun run`; in the cluster the runners publish no live
+	// figures, so it is evaluated when the results are collected, like the other thresholds).
+	// +optional
+	AbortOnFail bool `json:"abortOnFail,omitempty"`
+
+	// DelayAbortEval waits this long after the load started before abortOnFail is evaluated.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 10s or 1m"
+	// +optional
+	DelayAbortEval *metav1.Duration `json:"delayAbortEval,omitempty"`
+}
+
+// BaselineSpec names the earlier run this run is compared with: by name, or the newest
+// Succeeded run matching a label selector (in the run's namespace, never the run itself).
+// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="set exactly one of spec.baseline.name or spec.baseline.selector"
+type BaselineSpec struct {
+	// Name is a BenchmarkRun in the same namespace.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Selector picks the newest Succeeded BenchmarkRun (by completion time) whose labels match.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// Verdict is the outcome of the thresholds.
+// +kubebuilder:validation:Enum=Passed;Failed
+type Verdict string
+
+const (
+	// VerdictPassed means every threshold held.
+	VerdictPassed Verdict = "Passed"
+	// VerdictFailed means at least one threshold was broken or could not be evaluated.
+	VerdictFailed Verdict = "Failed"
+)
+
+const (
+	// ConditionThresholdsMet is true when every threshold held, false when one did not.
+	ConditionThresholdsMet = "ThresholdsMet"
+	// ConditionBaselineResolved is true when the baseline's figures were copied into status.baseline.
+	ConditionBaselineResolved = "BaselineResolved"
+	// ReasonThresholdsNotMet is the reason of a run that failed its thresholds (phase Failed).
+	ReasonThresholdsNotMet = "ThresholdsNotMet"
+)
+
+// ThresholdResult is one threshold evaluated on one scenario.
+type ThresholdResult struct {
+	// Scenario is the scenario evaluated.
+	Scenario string `json:"scenario"`
+	// Expr is the threshold as written.
+	Expr string `json:"expr"`
+	// Observed is the run's figure (ms for latencies, calls/s for cps, a fraction for errorRate).
+	Observed float64 `json:"observed"`
+	// Limit is the absolute limit compared with (a relative threshold's limit is computed from the baseline).
+	// +optional
+	Limit float64 `json:"limit"`
+	// Passed tells whether the threshold held.
+	Passed bool `json:"passed"`
+	// Message explains a threshold that could not be evaluated (no baseline figure, no such scenario result).
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// BaselineStatus is the baseline's figures, copied when the run starts so that the
+// comparison survives the baseline's deletion, and the deltas once the run has results.
+type BaselineStatus struct {
+	// Name is the baseline BenchmarkRun.
+	Name string `json:"name"`
+	// UID is its UID when copied.
+	// +optional
+	UID string `json:"uid,omitempty"`
+	// Generation is its generation that produced the figures.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// CompletionTime is when the baseline finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Results are the baseline's per-scenario figures (without per-minute counts and return values).
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Results []ScenarioResult `json:"results,omitempty"`
+	// Deltas compare this run with the baseline per scenario.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Deltas []ScenarioDelta `json:"deltas,omitempty"`
+}
+
+// ScenarioDelta is the relative change of one scenario against the baseline.
+type ScenarioDelta struct {
+	// Name is the scenario.
+	Name string `json:"name"`
+	// CPSPercent is (cps − baseline cps) / baseline cps × 100, 2 decimals.
+	CPSPercent float64 `json:"cpsPercent"`
+	// P99Percent is (p99 − baseline p99) / baseline p99 × 100, 2 decimals.
+	P99Percent float64 `json:"p99Percent"`
+}

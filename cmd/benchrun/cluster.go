@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
+)
+
+// The kubectl plugin verbs (kubectl benchrun get|report|compare|watch) read BenchmarkRuns from
+// the cluster of the current kubeconfig context and namespace, like other kubectl plugins.
+
+// kube is a client for the current kubeconfig context and its namespace.
+type kube struct {
+	c  client.Client
+	ns string
+}
+
+// clusterFlags registers --kubeconfig, --context and -n/--namespace and returns a connector.
+func clusterFlags(fs *flag.FlagSet) func() (*kube, error) {
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	kctx := fs.String("context", "", "kubeconfig context (default: the current context)")
+	ns := fs.String("namespace", "", "namespace (default: the context's namespace, else default)")
+	fs.StringVar(ns, "n", "", "shorthand for --namespace")
+	return func() (*kube, error) {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		if *kubeconfig != "" {
+			rules.ExplicitPath = *kubeconfig
+		}
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: *kctx})
+		cfg, err := cc.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", err)
+		}
+		namespace := *ns
+		if namespace == "" {
+			if namespace, _, err = cc.Namespace(); err != nil {
+				return nil, fmt.Errorf("kubeconfig: %w", err)
+			}
+		}
+		scheme := runtime.NewScheme()
+		_ = corev1.AddToScheme(scheme)
+		_ = v1alpha1.AddToScheme(scheme)
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return nil, err
+		}
+		return &kube{c: c, ns: namespace}, nil
+	}
+}
+
+// run reads one BenchmarkRun.
+func (k *kube) run(ctx context.Context, name string) (*v1alpha1.BenchmarkRun, error) {
+	var run v1alpha1.BenchmarkRun
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, &run); err != nil {
+		return nil, fmt.Errorf("BenchmarkRun %s/%s: %w", k.ns, name, err)
+	}
+	return &run, nil
+}
+
+// summary reads a run's merged results from its report ConfigMap (results.json).
+func (k *kube) summary(ctx context.Context, run *v1alpha1.BenchmarkRun) (results.Summary, error) {
+	var s results.Summary
+	if run.Status.Report == nil {
+		return s, fmt.Errorf("BenchmarkRun %s has no results yet (phase %s)", run.Name, run.Status.Phase)
+	}
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: run.Status.Report.ConfigMapName}, &cm); err != nil {
+		return s, fmt.Errorf("report of %s: %w", run.Name, err)
+	}
+	if err := json.Unmarshal([]byte(cm.Data["results.json"]), &s); err != nil {
+		return s, fmt.Errorf("report of %s: results.json: %w", run.Name, err)
+	}
+	return s, nil
+}
+
+// onCluster tells whether report/compare arguments name cluster runs rather than local
+// files: true when no positional argument exists as a path (flag values are skipped).
+func onCluster(args []string) bool {
+	valued := map[string]bool{"output": true, "trim-percent": true, "title": true, "label": true, "baseline": true,
+		"n": true, "namespace": true, "kubeconfig": true, "context": true}
+	named := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if name := strings.TrimLeft(a, "-"); valued[name] && !strings.Contains(name, "=") {
+				i++
+			}
+			continue
+		}
+		if _, err := os.Stat(a); err == nil {
+			return false
+		}
+		named = true
+	}
+	return named
+}
+
+// cmdGet lists the namespace's runs: phase, verdict, target, best CPS, age.
+func cmdGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("get", "[-n NAMESPACE] [RUN...]", stderr)
+	connect := clusterFlags(fs)
+	names, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	k, err := connect()
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun get: %v\n", err)
+		return exitFailed
+	}
+	var list v1alpha1.BenchmarkRunList
+	if err := k.c.List(ctx, &list, client.InNamespace(k.ns)); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun get: %v\n", err)
+		return exitFailed
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 3, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "NAME\tPHASE\tVERDICT\tTARGET\tBEST CPS\tAGE")
+	shown := 0
+	for _, r := range list.Items {
+		if len(names) > 0 && !slices.Contains(names, r.Name) {
+			continue
+		}
+		kind := ""
+		if r.Status.Target != nil {
+			kind = r.Status.Target.Kind
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(string(r.Status.Phase)), dash(string(r.Status.Verdict)),
+			dash(kind), dash(r.Status.BestCPS), age(r.CreationTimestamp.Time))
+		shown++
+	}
+	_ = tw.Flush()
+	if shown == 0 && len(names) > 0 {
+		_, _ = fmt.Fprintf(stderr, "benchrun get: no BenchmarkRun %s in namespace %s\n", strings.Join(names, ", "), k.ns)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// dash is s or "-".
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// age formats how long ago t was, like kubectl.
+func age(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// cmdClusterReport prints a run's report from the cluster: the seed tables, thresholds and deltas.
+func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("report", "RUN [--output table|markdown|json|csv] [-n NAMESPACE]", stderr)
+	output := fs.String("output", "table", "output format: table, markdown, json or csv")
+	connect := clusterFlags(fs)
+	names, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if err := checkOutput(*output); err != nil || len(names) != 1 {
+		_, _ = fmt.Fprintln(stderr, "benchrun report: give one BenchmarkRun name (or result files / out dirs)")
+		return exitUsage
+	}
+	k, err := connect()
+	if err == nil {
+		err = printClusterReport(ctx, k, names[0], *output, stdout)
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// printClusterReport prints report.md as the operator wrote it, or results.json / CSV.
+func printClusterReport(ctx context.Context, k *kube, name, output string, w io.Writer) error {
+	run, err := k.run(ctx, name)
+	if err != nil {
+		return err
+	}
+	if output == "json" || output == "csv" {
+		s, err := k.summary(ctx, run)
+		if err != nil {
+			return err
+		}
+		return render(w, output, "", s)
+	}
+	if run.Status.Report == nil {
+		return fmt.Errorf("BenchmarkRun %s has no results yet (phase %s)", run.Name, run.Status.Phase)
+	}
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: run.Status.Report.ConfigMapName}, &cm); err != nil {
+		return fmt.Errorf("report of %s: %w", run.Name, err)
+	}
+	_, err = io.WriteString(w, cm.Data["report.md"])
+	return err
+}
+
+// cmdClusterCompare compares runs side by side, columns named by run, with deltas against
+// the first run or --baseline RUN.
+func cmdClusterCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("compare", "RUN RUN... [--baseline RUN] [-n NAMESPACE]", stderr)
+	baseline := fs.String("baseline", "", "the run the others are compared with (default: the first)")
+	connect := clusterFlags(fs)
+	names, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if *baseline != "" {
+		names = append([]string{*baseline}, slices.DeleteFunc(names, func(n string) bool { return n == *baseline })...)
+	}
+	if len(names) < 2 {
+		_, _ = fmt.Fprintln(stderr, "benchrun compare: give two or more BenchmarkRun names (or result files / out dirs)")
+		return exitUsage
+	}
+	k, err := connect()
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+		return exitFailed
+	}
+	sums := make([]results.Summary, 0, len(names))
+	for _, n := range names {
+		run, err := k.run(ctx, n)
+		var s results.Summary
+		if err == nil {
+			s, err = k.summary(ctx, run)
+		}
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+			return exitFailed
+		}
+		sums = append(sums, s)
+	}
+	if err := errors.Join(results.RenderComparison(stdout, names, sums), renderDeltas(stdout, names, sums)); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// cmdWatch follows a run in the cluster: one line per change of phase or progress, then the
+// report. Exit code like benchrun run: 0 Succeeded, 3 thresholds not met, 1 failed.
+// Live CPS per scenario is not shown: the runners publish no figures before they finish.
+func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("watch", "RUN [--interval 2s] [--timeout 0] [-n NAMESPACE]", stderr)
+	interval := fs.Duration("interval", 2*time.Second, "how often the run is read")
+	timeout := fs.Duration("timeout", 0, "give up after this long (0: never)")
+	connect := clusterFlags(fs)
+	names, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(names) != 1 || *interval <= 0 {
+		_, _ = fmt.Fprintln(stderr, "benchrun watch: give one BenchmarkRun name (and a positive --interval)")
+		return exitUsage
+	}
+	k, err := connect()
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", err)
+		return exitFailed
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	last := ""
+	for {
+		run, err := k.run(ctx, names[0])
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", err)
+			return exitFailed
+		}
+		if line := progressLine(run); line != last {
+			_, _ = fmt.Fprintf(stdout, "%s  %s\n", time.Now().Format("15:04:05"), line)
+			last = line
+		}
+		if finished := run.Status.Phase == v1alpha1.PhaseSucceeded || run.Status.Phase == v1alpha1.PhaseFailed; finished &&
+			run.Status.ObservedGeneration == run.Generation {
+			return watchEnd(ctx, k, run, stdout, stderr)
+		}
+		select {
+		case <-ctx.Done():
+			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", ctx.Err())
+			return exitFailed
+		case <-time.After(*interval):
+		}
+	}
+}
+
+// progressLine is phase, runner counts and the latest progress message.
+func progressLine(run *v1alpha1.BenchmarkRun) string {
+	st := run.Status
+	line := fmt.Sprintf("%s  phase %s", run.Name, dash(string(st.Phase)))
+	if st.Runners != nil {
+		line += fmt.Sprintf("  runners %d/%d ready, %d finished, %d failed", st.Runners.Ready, st.Runners.Desired, st.Runners.Succeeded, st.Runners.Failed)
+	}
+	if st.LoadStartTime != nil && st.CompletionTime == nil {
+		line += fmt.Sprintf("  load running %s", time.Since(st.LoadStartTime.Time).Round(time.Second))
+	}
+	for _, typ := range []string{v1alpha1.ConditionSucceeded, v1alpha1.ConditionLoadComplete, v1alpha1.ConditionRunnersReady, v1alpha1.ConditionTargetReady} {
+		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Message != "" && (typ != v1alpha1.ConditionSucceeded || st.CompletionTime != nil) {
+			return line + "  " + c.Message
+		}
+	}
+	return line
+}
+
+// watchEnd prints the finished run's report (and verdict) and returns the exit code.
+func watchEnd(ctx context.Context, k *kube, run *v1alpha1.BenchmarkRun, stdout, stderr io.Writer) int {
+	if run.Status.Report != nil {
+		if err := printClusterReport(ctx, k, run.Name, "markdown", stdout); err != nil {
+			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", err)
+		}
+	}
+	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSucceeded)
+	switch {
+	case run.Status.Phase == v1alpha1.PhaseSucceeded:
+		return exitOK
+	case c != nil && c.Reason == v1alpha1.ReasonThresholdsNotMet:
+		return exitThresholds
+	}
+	return exitFailed
+}
