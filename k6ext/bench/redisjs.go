@@ -291,15 +291,10 @@ func (rc *redisClient) loop(n int64, args []string) int64 {
 // renderTemplate encodes a command in RESP once and returns the offsets of the random
 // placeholders in it (none when replace is false).
 func renderTemplate(args []string, replace bool) ([]byte, []int) {
-	var b []byte
 	var holes []int
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
+	b := appendHeader(nil, '*', len(args))
 	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
+		b = appendHeader(b, '$', len(a))
 		base := len(b)
 		b = append(b, a...)
 		for off := 0; replace; {

@@ -163,19 +163,22 @@ func (c *Conn) Bytes() (sent, recv int64) {
 
 // WriteCommand buffers one command; Flush sends it.
 func (c *Conn) WriteCommand(args ...string) {
-	b := c.scratch[:0]
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
+	b := appendHeader(c.scratch[:0], '*', len(args))
 	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
+		b = appendHeader(b, '$', len(a))
 		b = append(b, a...)
 		b = append(b, '\r', '\n')
 	}
 	c.scratch = b
 	_, _ = c.w.Write(b) // errors are sticky in bufio.Writer and surface in Flush
+}
+
+// appendHeader appends a RESP header: the type byte (e.g. '*' array, '$' bulk string), n
+// and CRLF.
+func appendHeader(b []byte, typ byte, n int) []byte {
+	b = append(b, typ)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
 }
 
 // Flush sends the buffered commands.
