@@ -51,6 +51,11 @@ func TestScriptSources(t *testing.T) {
 	if _, err := ScriptSources(run, lookup); !IsScriptError(err) || err.Error() != `scenario "mine": ConfigMap "cm" not found` {
 		t.Fatalf("missing ConfigMap: %v", err)
 	}
+	run.Spec.Load.Scenarios[1].Script = nil
+	if _, err := ScriptSources(run, lookup); !IsScriptError(err) || err.Error() != `scenario "mine": type script needs script.configMapName` {
+		t.Fatalf("no source: %v", err)
+	}
+	run.Spec.Load.Scenarios[1].Script = &v1alpha1.ScriptSource{ConfigMapName: "cm"}
 	boom := errors.New("apiserver down")
 	if _, err := ScriptSources(run, func(string) (map[string]string, bool, error) { return nil, false, boom }); !errors.Is(err, boom) || IsScriptError(err) {
 		t.Fatalf("lookup error: %v", err)

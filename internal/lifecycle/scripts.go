@@ -32,8 +32,13 @@ func (e *ScriptError) Error() string {
 	return fmt.Sprintf("scenario %q: ConfigMap %q has no data key %q", e.Scenario, e.ConfigMap, e.Key)
 }
 
+// ErrNoScriptSource is a script scenario without script.configMapName (CEL rejects it at
+// admission; a run file may still hold one).
+var ErrNoScriptSource = errors.New("type script needs script.configMapName")
+
 // ScriptSources returns the source of every script scenario of run, by scenario name, read
-// through data. A missing ConfigMap or key is a *ScriptError; other errors are data's.
+// through data. A missing ConfigMap or key is a *ScriptError, a scenario without a source
+// ErrNoScriptSource; other errors are data's.
 func ScriptSources(run *v1alpha1.BenchmarkRun, data ConfigMapData) (map[string]string, error) {
 	out := map[string]string{}
 	for _, sc := range run.Spec.Load.Scenarios {
@@ -41,7 +46,7 @@ func ScriptSources(run *v1alpha1.BenchmarkRun, data ConfigMapData) (map[string]s
 			continue
 		}
 		if sc.Script == nil {
-			return nil, fmt.Errorf("scenario %q: type script needs script.configMapName", sc.Name)
+			return nil, fmt.Errorf("scenario %q: %w", sc.Name, ErrNoScriptSource)
 		}
 		key := sc.Script.Key
 		if key == "" {
@@ -63,8 +68,8 @@ func ScriptSources(run *v1alpha1.BenchmarkRun, data ConfigMapData) (map[string]s
 	return out, nil
 }
 
-// IsScriptError tells whether err is a *ScriptError.
+// IsScriptError tells whether err is the user's: a *ScriptError or ErrNoScriptSource.
 func IsScriptError(err error) bool {
 	var se *ScriptError
-	return errors.As(err, &se)
+	return errors.As(err, &se) || errors.Is(err, ErrNoScriptSource)
 }
