@@ -55,6 +55,9 @@ func newRedis(spec *v1alpha1.RedisTarget, o Options, name string) (*redis, error
 		if r.engine == v1alpha1.EngineValkey {
 			r.image = o.Images.Valkey
 		}
+		if spec.Version != "" {
+			r.image = WithTag(r.image, spec.Version)
+		}
 	}
 	if r.mode != v1alpha1.RedisSingle {
 		r.replicas = ptr.Deref(spec.Replicas, 2)

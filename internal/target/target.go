@@ -239,3 +239,15 @@ func placementPod(p *v1alpha1.Placement, spec *corev1.PodSpec) corev1.ResourceRe
 	}
 	return corev1.ResourceRequirements{}
 }
+
+// WithTag replaces the tag (and any digest) of an image reference: WithTag("redis:8.2", "7.4")
+// is "redis:7.4"; a registry port ("host:5000/redis") is not a tag.
+func WithTag(image, tag string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image + ":" + tag
+}

@@ -37,3 +37,13 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+An image reference from {repository, tag}: the tag defaults to the chart's appVersion.
+Usage: include "benchrun.image" (list $ .Values.images.runner)
+*/}}
+{{- define "benchrun.image" -}}
+{{- $root := index . 0 -}}
+{{- $img := index . 1 | default dict -}}
+{{- printf "%s:%s" $img.repository (toString ($img.tag | default $root.Chart.AppVersion)) -}}
+{{- end -}}
