@@ -18,12 +18,14 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION ?= v3.22.0
+ACTIONLINT_VERSION ?= v1.7.12
 K8S_VERSION ?= v1.34.4
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
+ACTIONLINT := $(BIN)/actionlint
 ENVTEST_ASSETS := $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
@@ -58,6 +60,11 @@ vet: ## go vet.
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-release
+lint-release: $(ACTIONLINT) ## actionlint on .github/workflows; the Dockerfiles' Go stages built as plain go build.
+	$(ACTIONLINT) -no-color
+	hack/check-dockerfiles.sh
 
 .PHONY: verify-generated
 verify-generated: manifests ## Fail if generated files are not committed.
@@ -104,5 +111,8 @@ $(GOLANGCI_LINT):
 $(HELM):
 	hack/install-tool.sh helm helm.sh/helm/v3@$(HELM_VERSION) ./cmd/helm
 
+$(ACTIONLINT):
+	hack/install-tool.sh actionlint github.com/rhysd/actionlint@$(ACTIONLINT_VERSION) ./cmd/actionlint
+
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) $(HELM) ## Build every pinned tool into bin/.
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) $(HELM) $(ACTIONLINT) ## Build every pinned tool into bin/.
