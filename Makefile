@@ -73,8 +73,8 @@ verify-generated: manifests ## Fail if generated files are not committed.
 ##@ Test
 
 .PHONY: test
-test: envtest-assets $(BIN)/k6 ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu (the CI command).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 go test $(GO_TEST_FLAGS) ./...
+test: envtest-assets $(BIN)/k6 $(HELM) ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, the chart (the CI command).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).

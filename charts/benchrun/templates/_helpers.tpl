@@ -47,3 +47,20 @@ Usage: include "benchrun.image" (list $ .Values.images.runner)
 {{- $img := index . 1 | default dict -}}
 {{- printf "%s:%s" $img.repository (toString ($img.tag | default $root.Chart.AppVersion)) -}}
 {{- end -}}
+
+{{/* The restricted, read-only container settings of the helm test pod's kubectl containers. */}}
+{{- define "benchrun.testContainer" -}}
+env:
+- {name: HOME, value: /tmp}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  runAsNonRoot: true
+  capabilities: {drop: ["ALL"]}
+  seccompProfile: {type: RuntimeDefault}
+resources:
+  requests: {cpu: 10m, memory: 32Mi}
+  limits: {memory: 128Mi}
+volumeMounts:
+- {name: tmp, mountPath: /tmp}
+{{- end -}}
