@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -159,10 +160,12 @@ func PodSecurityContext() *corev1.PodSecurityContext {
 	}
 }
 
-// ContainerSecurityContext is the restricted container context: no privilege escalation, no capabilities.
+// ContainerSecurityContext is the restricted container context: no privilege escalation, no
+// capabilities, a read-only root filesystem (every container writes only to emptyDir mounts).
 func ContainerSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
 		RunAsNonRoot:             ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
@@ -237,7 +240,23 @@ func placementPod(p *v1alpha1.Placement, spec *corev1.PodSpec) corev1.ResourceRe
 	if p.Resources != nil {
 		return *p.Resources
 	}
-	return corev1.ResourceRequirements{}
+	return DefaultResources()
+}
+
+// DefaultResources are the requests of a target or runner container whose spec sets no
+// resources: explicit, small enough for a one-node test cluster, and no limits, so a benchmark
+// is never throttled or OOM-killed by a default (spec.*.resources sets both).
+func DefaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}
+}
+
+// helperResources are the fixed resources of benchrun's helper containers (sentinels, the
+// redis-role sidecar, the proxy's wait-upstreams init container).
+func helperResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
 }
 
 // WithTag replaces the tag (and any digest) of an image reference: WithTag("redis:8.2", "7.4")
