@@ -5,15 +5,10 @@ import (
 	"flag"
 	"os"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -32,6 +27,7 @@ func main() {
 		redisRole     string
 		kubelet       controllers.KubeletOptions
 		kubeletUsage  bool
+		watch         string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
@@ -49,15 +45,17 @@ func main() {
 		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
 	flag.BoolVar(&kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
 		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
+	flag.StringVar(&watch, "watch-namespaces", "",
+		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	ownLabel, err := labels.Parse(target.LabelRun)
+	cacheOpts, err := cacheOptions(watch)
 	if err != nil {
-		log.Error(err, "label selector")
+		log.Error(err, "flags")
 		os.Exit(1)
 	}
 	scheme := runtime.NewScheme()
@@ -78,13 +76,7 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "benchrun-manager.bench.benchrun.io",
-		// Cache only benchrun's own pods (runners), ConfigMaps and Jobs, not the whole cluster's.
-		// StatefulSets stay unfiltered: the redis-operator creates them without our labels.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{target.LabelComponent: "runner"})},
-			&corev1.ConfigMap{}: {Label: ownLabel},
-			&batchv1.Job{}:      {Label: ownLabel},
-		}},
+		Cache:                  cacheOpts,
 	})
 	if err != nil {
 		log.Error(err, "unable to create manager")
