@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -141,6 +142,18 @@ var valueSets = map[string][]string{
 		"--set", "nodeSelector.pool=ops", "--set", "tolerations[0].key=ops", "--set", "tolerations[0].operator=Exists",
 		"--set", "podAnnotations.a=b", "--set", "extraArgs[0]=--zap-encoder=console", "--set", "priorityClassName=",
 		"--set", "metrics.service.type=NodePort", "--set", "kubeletMetrics.insecureTLS=true", "--set", "logLevel=debug"},
+	"namespaced": {"--set", "rbac.namespaced=true", "--set", "watchNamespaces={team-a,team-b}"},
+	"namespaced-release": {"--set", "rbac.namespaced=true", "--set", "kubeletMetrics.enabled=false"},
+}
+
+// ensureNamespace creates ns (restricted Pod Security, warnings on) unless it exists.
+func ensureNamespace(ctx context.Context, t *testing.T, ns string) {
+	t.Helper()
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}}}
+	if err := k8s.Create(ctx, nsObj); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 func TestLintStrict(t *testing.T) {
@@ -159,11 +172,7 @@ func TestRenderedObjectsDryRun(t *testing.T) {
 	for name, args := range valueSets {
 		t.Run(name, func(t *testing.T) {
 			ns := "chart-" + name
-			nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-				"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}}}
-			if err := k8s.Create(ctx, nsObj); err != nil {
-				t.Fatal(err)
-			}
+			ensureNamespace(ctx, t, ns)
 			out, err := render(t, ns, args...)
 			if err != nil {
 				t.Fatal(err)
@@ -178,6 +187,9 @@ func TestRenderedObjectsDryRun(t *testing.T) {
 						t.Fatalf("CRD %s: %v", o.GetName(), err)
 					}
 					continue
+				}
+				if o.GetNamespace() != "" {
+					ensureNamespace(ctx, t, o.GetNamespace())
 				}
 				warnings.take()
 				if err := k8s.Create(ctx, o, client.DryRunAll, client.FieldValidation("Strict")); err != nil {

@@ -64,3 +64,13 @@ resources:
 volumeMounts:
 - {name: tmp, mountPath: /tmp}
 {{- end -}}
+
+{{/* The namespaces the manager watches (--watch-namespaces), comma-separated: watchNamespaces,
+else the release namespace when rbac.namespaced, else none (all namespaces). */}}
+{{- define "benchrun.watchNamespaces" -}}
+{{- if .Values.watchNamespaces -}}
+{{- join "," .Values.watchNamespaces -}}
+{{- else if .Values.rbac.namespaced -}}
+{{- .Release.Namespace -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,104 @@
+package chart
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// access asks the API server whether user may do verb on the resource.
+func access(ctx context.Context, t *testing.T, user string, a authorizationv1.ResourceAttributes) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: []string{"system:serviceaccounts", "system:authenticated"}, ResourceAttributes: &a}}
+	if err := k8s.Create(ctx, sar); err != nil {
+		t.Fatal(err)
+	}
+	return sar.Status.Allowed
+}
+
+// TestNamespacedRBAC installs the RBAC of a namespaced release for real and asks the API
+// server's authorizer what the manager's ServiceAccount may do: everything a run needs in the
+// watched namespaces, nothing in others nor cluster-wide except reading nodes (kubelet
+// metrics) — and in cluster mode the same rights everywhere.
+func TestNamespacedRBAC(t *testing.T) {
+	ctx := context.Background()
+	sys, watched, other := "rbac-sys", []string{"rbac-a", "rbac-b"}, "rbac-other"
+	for _, ns := range append(watched, sys, other) {
+		ensureNamespace(ctx, t, ns)
+	}
+	out, err := render(t, sys, "--set", "rbac.namespaced=true", "--set", "watchNamespaces={rbac-a,rbac-b}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sa string
+	for _, o := range objects(t, out) {
+		switch o.GetKind() {
+		case "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			if o.GetAnnotations()["helm.sh/hook"] != "" {
+				continue // the test and upgrade hooks' own accounts
+			}
+			if o.GetKind() == "ClusterRoleBinding" && o.GetName() == "rel-benchrun-manager" {
+				t.Errorf("namespaced install renders the cluster-wide manager binding")
+			}
+			if err := k8s.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		case "Deployment":
+			args := fmt.Sprint(nested(o, "spec", "template", "spec", "containers"))
+			if !contains(args, "--watch-namespaces=rbac-a,rbac-b") {
+				t.Errorf("manager args lack --watch-namespaces=rbac-a,rbac-b: %s", args)
+			}
+			sa = fmt.Sprint(nested(o, "spec", "template", "spec", "serviceAccountName"))
+		}
+	}
+	user := "system:serviceaccount:" + sys + ":" + sa
+	ra := func(ns, verb, group, resource, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource, Name: name}
+	}
+	for _, ns := range watched {
+		for _, a := range []authorizationv1.ResourceAttributes{
+			ra(ns, "create", "apps", "statefulsets", ""),
+			ra(ns, "watch", "bench.benchrun.io", "benchmarkruns", ""),
+			ra(ns, "patch", "bench.benchrun.io", "benchmarkruns", ""),
+			ra(ns, "create", "batch", "jobs", ""),
+			ra(ns, "create", "rbac.authorization.k8s.io", "roles", ""),
+			ra(ns, "bind", "rbac.authorization.k8s.io", "clusterroles", "rel-benchrun-redis-role"),
+		} {
+			if !access(ctx, t, user, a) {
+				t.Errorf("manager may not %s %s/%s in watched namespace %s", a.Verb, a.Group, a.Resource, ns)
+			}
+		}
+	}
+	for _, a := range []authorizationv1.ResourceAttributes{
+		ra(other, "create", "apps", "statefulsets", ""),
+		ra(other, "list", "bench.benchrun.io", "benchmarkruns", ""),
+		ra("", "list", "bench.benchrun.io", "benchmarkruns", ""),
+		ra("", "list", "", "pods", ""),
+		ra(watched[0], "get", "", "secrets", ""),
+		ra(watched[0], "patch", "", "pods", ""),
+		ra(watched[0], "bind", "rbac.authorization.k8s.io", "clusterroles", "cluster-admin"),
+		ra("", "list", "", "nodes", ""),
+	} {
+		if access(ctx, t, user, a) {
+			t.Errorf("namespaced manager may %s %s/%s %s in namespace %q", a.Verb, a.Group, a.Resource, a.Name, a.Namespace)
+		}
+	}
+	if !access(ctx, t, user, ra("", "get", "", "nodes", "n1")) || !access(ctx, t, user, authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "metrics", Name: "n1"}) {
+		t.Error("namespaced manager with kubelet metrics may not get nodes and nodes/metrics")
+	}
+}
+
+// nested is a field of an unstructured object.
+func nested(o *unstructured.Unstructured, path ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
+	return v
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
