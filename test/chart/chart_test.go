@@ -143,6 +143,8 @@ var valueSets = map[string][]string{
 		"--set", "podAnnotations.a=b", "--set", "extraArgs[0]=--zap-encoder=console", "--set", "priorityClassName=",
 		"--set", "metrics.service.type=NodePort", "--set", "kubeletMetrics.insecureTLS=true", "--set", "logLevel=debug"},
 	"namespaced": {"--set", "rbac.namespaced=true", "--set", "watchNamespaces={team-a,team-b}"},
+	"netpol": {"--set", "networkPolicy.enabled=true", "--set", "networkPolicy.apiServerCIDRs={10.0.0.1/32}",
+		"--set", "networkPolicy.extraEgress[0].ports[0].port=6380"},
 	"namespaced-release": {"--set", "rbac.namespaced=true", "--set", "kubeletMetrics.enabled=false"},
 }
 
@@ -223,6 +225,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"metrics.port=70000", []string{"/metrics/port", "maximum"}},
 		{"image.pullPolicy=Sometimes", []string{"/image/pullPolicy", "value must be one of"}},
 		{"crds.upgradeJob.image=kubectl:1", []string{"/crds/upgradeJob/image", "got string, want object"}},
+		{"networkPolicy.apiServerCIDRs={10.0.0.1}", []string{"/networkPolicy/apiServerCIDRs/0", "does not match pattern"}},
+		{"watchNamespaces={Team_A}", []string{"/watchNamespaces/0", "does not match pattern"}},
 	} {
 		_, err := render(t, "x", "--set", c.set)
 		if err == nil {

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // access asks the API server whether user may do verb on the resource.
@@ -102,3 +104,33 @@ func nested(o *unstructured.Unstructured, path ...string) any {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
+
+// TestNetworkPolicy: the runner policy selects the runner pods, admits no ingress, and lets
+// them reach the run's pods, DNS, the API server CIDRs and the extra egress only.
+func TestNetworkPolicy(t *testing.T) {
+	out, err := render(t, "np", "--set", "networkPolicy.enabled=true", "--set", "networkPolicy.apiServerCIDRs={10.0.0.1/32}",
+		"--set", "networkPolicy.extraEgress[0].ports[0].port=6380", "--set", "networkPolicy.namespaces={np-a}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var np networkingv1.NetworkPolicy
+	for _, o := range objects(t, out) {
+		if o.GetKind() == "NetworkPolicy" {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &np); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if np.Namespace != "np-a" || np.Spec.PodSelector.MatchLabels["bench.benchrun.io/component"] != "runner" || len(np.Spec.Ingress) != 0 ||
+		len(np.Spec.PolicyTypes) != 2 {
+		t.Fatalf("policy %s/%s: %+v", np.Namespace, np.Name, np.Spec)
+	}
+	eg := np.Spec.Egress
+	if len(eg) != 4 || eg[0].To[0].PodSelector.MatchExpressions[0].Key != "bench.benchrun.io/run" ||
+		eg[1].Ports[0].Port.IntValue() != 53 || eg[2].To[0].IPBlock.CIDR != "10.0.0.1/32" || eg[3].Ports[0].Port.IntValue() != 6380 {
+		t.Errorf("egress rules: %+v", eg)
+	}
+	if out, err := render(t, "np"); err != nil || strings.Contains(string(out), "kind: NetworkPolicy") {
+		t.Errorf("NetworkPolicy rendered by default (err %v)", err)
+	}
+}
