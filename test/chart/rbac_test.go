@@ -104,7 +104,6 @@ func nested(o *unstructured.Unstructured, path ...string) any {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
-
 // TestNetworkPolicy: the runner policy selects the runner pods, admits no ingress, and lets
 // them reach the run's pods, DNS, the API server CIDRs and the extra egress only.
 func TestNetworkPolicy(t *testing.T) {
