@@ -74,7 +74,16 @@ verify-generated: manifests ## Fail if generated files are not committed.
 
 .PHONY: test
 test: envtest-assets $(BIN)/k6 $(HELM) ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, the chart (the CI command).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
+	@$(HETU_NOTICE)
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 HELM=$(HELM) go test $(GO_TEST_FLAGS) ./... || { rc=$$?; $(HETU_NOTICE); exit $$rc; }
+	@$(HETU_NOTICE)
+
+# Printed before and after make test when the HeTu tests (k6 against a real HeTu server) will
+# be skipped: they need the HeTu runtime (hack/hetu-runtime.sh, Python 3.14 rootfs) and root.
+HETU_RUNTIME := $(BENCHRUN_CACHE)/hetu-runtime/rootfs/opt/hetu/bin/python
+HETU_NOTICE = if [ ! -L $(HETU_RUNTIME) ] && [ ! -e $(HETU_RUNTIME) ]; then \
+	echo "*** HeTu tests are SKIPPED: no HeTu runtime in $(BENCHRUN_CACHE)/hetu-runtime. Build it (root, a few minutes, cached): sudo hack/hetu-runtime.sh ***"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "*** HeTu tests are SKIPPED: they need root (hack/hetu-server.sh uses unshare + chroot) ***"; fi
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).
