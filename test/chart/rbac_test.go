@@ -3,6 +3,8 @@ package chart
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,5 +133,43 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	if out, err := render(t, "np"); err != nil || strings.Contains(string(out), "kind: NetworkPolicy") {
 		t.Errorf("NetworkPolicy rendered by default (err %v)", err)
+	}
+}
+
+// config/manager (kustomize) names the same images as the chart's defaults: the manager at
+// the chart's appVersion and the same --*-image flags.
+func TestKustomizeImagesMatchChart(t *testing.T) {
+	out, err := render(t, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chartImage string
+	var chartFlags []string
+	for _, o := range objects(t, out) {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		c := nested(o, "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
+		chartImage = c["image"].(string)
+		for _, a := range c["args"].([]any) {
+			if s := a.(string); strings.HasSuffix(strings.SplitN(s, "=", 2)[0], "-image") {
+				chartFlags = append(chartFlags, s)
+			}
+		}
+	}
+	manifest, err := os.ReadFile(filepath.Join(repoRoot, "config", "manager", "manager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(manifest), "image: "+chartImage+"\n") {
+		t.Errorf("config/manager/manager.yaml does not run the chart's manager image %s", chartImage)
+	}
+	for _, f := range chartFlags {
+		if !strings.Contains(string(manifest), `"`+f+`"`) {
+			t.Errorf("config/manager/manager.yaml lacks the chart's %s", f)
+		}
+	}
+	if len(chartFlags) != 5 {
+		t.Errorf("chart image flags: %v", chartFlags)
 	}
 }
