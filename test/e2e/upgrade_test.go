@@ -122,7 +122,9 @@ func TestChartLifecycle(t *testing.T) {
 	helmRun(t, "uninstall", "benchrun", "-n", managerNamespace, "--wait", "--timeout", "3m")
 	mustKubectl(t, "", "apply", "--server-side", "--force-conflicts", "--field-manager=benchrun-chart", "-f", filepath.Join(prevDir, "crds"))
 	helmRun(t, "install", "benchrun", prevPkg, "-n", managerNamespace, "--wait", "--timeout", "5m")
-	crd := func() string { return mustKubectl(t, "", "get", "crd", "benchmarkruns.bench.benchrun.io", "-o", "json") }
+	crd := func() string {
+		return mustKubectl(t, "", "get", "crd", "benchmarkruns.bench.benchrun.io", "-o", "json")
+	}
 	const newField = "Version is a shorthand for the image"
 	if strings.Contains(crd(), newField) {
 		t.Logf("the previous chart's CRD already has %q: the hook's upgrade is not observable", newField)
