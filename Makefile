@@ -75,7 +75,8 @@ verify-generated: manifests ## Fail if generated files are not committed.
 .PHONY: test
 test: envtest-assets $(BIN)/k6 $(HELM) ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, the chart (the CI command).
 	@$(HETU_NOTICE)
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 HELM=$(HELM) go test $(GO_TEST_FLAGS) ./... || { rc=$$?; $(HETU_NOTICE); exit $$rc; }
+	@echo "KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 HELM=$(HELM) go test $(GO_TEST_FLAGS) ./..."
+	@KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 HELM=$(HELM) go test $(GO_TEST_FLAGS) ./... || { rc=$$?; $(HETU_NOTICE); exit $$rc; }
 	@$(HETU_NOTICE)
 
 # Printed before and after make test when the HeTu tests (k6 against a real HeTu server) will
