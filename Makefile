@@ -18,12 +18,14 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION ?= v3.22.0
+ACTIONLINT_VERSION ?= v1.7.12
 K8S_VERSION ?= v1.34.4
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
+ACTIONLINT := $(BIN)/actionlint
 ENVTEST_ASSETS := $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
@@ -59,6 +61,11 @@ vet: ## go vet.
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: lint-release
+lint-release: $(ACTIONLINT) ## actionlint on .github/workflows; the Dockerfiles' Go stages built as plain go build.
+	$(ACTIONLINT) -no-color
+	hack/check-dockerfiles.sh
+
 .PHONY: verify-generated
 verify-generated: manifests ## Fail if generated files are not committed.
 	@git diff --exit-code -- api config charts/benchrun/crds charts/benchrun/files || { echo "generated files are stale: run 'make manifests' and commit"; exit 1; }
@@ -66,8 +73,11 @@ verify-generated: manifests ## Fail if generated files are not committed.
 ##@ Test
 
 .PHONY: test
-test: envtest-assets $(BIN)/k6 $(BIN)/argocd-health ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, Argo CD health Lua through Argo CD's code (the CI command).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 BENCHRUN_ARGOCD_HEALTH=$(BIN)/argocd-health go test $(GO_TEST_FLAGS) ./...
+test: envtest-assets $(BIN)/k6 $(BIN)/argocd-health $(HELM) ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, the chart, Argo CD health Lua through Argo CD's code (the CI command).
+	@$(HETU_NOTICE)
+	@echo "KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 BENCHRUN_ARGOCD_HEALTH=$(BIN)/argocd-health HELM=$(HELM) go test $(GO_TEST_FLAGS) ./..."
+	@KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 BENCHRUN_ARGOCD_HEALTH=$(BIN)/argocd-health HELM=$(HELM) go test $(GO_TEST_FLAGS) ./... || { rc=$$?; $(HETU_NOTICE); exit $$rc; }
+	@$(HETU_NOTICE)
 
 # Argo CD's Lua health code (github.com/argoproj/argo-cd/v3) in its own Go module, so the main
 # module's dependency graph stays small; about 3 CPU-minutes on a cold build cache.
@@ -75,6 +85,13 @@ $(BIN)/argocd-health: hack/argocd-health/main.go hack/argocd-health/go.mod hack/
 	@mkdir -p $(BIN)
 	@echo "building bin/argocd-health (Argo CD's Lua health code; a few minutes on a cold cache)"
 	cd hack/argocd-health && go build -o $(BIN)/.argocd-health.tmp . && mv -f $(BIN)/.argocd-health.tmp $(BIN)/argocd-health
+
+# Printed before and after make test when the HeTu tests (k6 against a real HeTu server) will
+# be skipped: they need the HeTu runtime (hack/hetu-runtime.sh, Python 3.14 rootfs) and root.
+HETU_RUNTIME := $(BENCHRUN_CACHE)/hetu-runtime/rootfs/opt/hetu/bin/python
+HETU_NOTICE = if [ ! -L $(HETU_RUNTIME) ] && [ ! -e $(HETU_RUNTIME) ]; then \
+	echo "*** HeTu tests are SKIPPED: no HeTu runtime in $(BENCHRUN_CACHE)/hetu-runtime. Build it (root, a few minutes, cached): sudo hack/hetu-runtime.sh ***"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "*** HeTu tests are SKIPPED: they need root (hack/hetu-server.sh uses unshare + chroot) ***"; fi
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).
@@ -111,5 +128,8 @@ $(GOLANGCI_LINT):
 $(HELM):
 	hack/install-tool.sh helm helm.sh/helm/v3@$(HELM_VERSION) ./cmd/helm
 
+$(ACTIONLINT):
+	hack/install-tool.sh actionlint github.com/rhysd/actionlint@$(ACTIONLINT_VERSION) ./cmd/actionlint
+
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) $(HELM) ## Build every pinned tool into bin/.
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) $(HELM) $(ACTIONLINT) ## Build every pinned tool into bin/.

@@ -172,6 +172,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode != 'single' || !has(self.replicas)",message="replicas applies only to mode ha or proxy"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'ha' || !has(self.sentinels)",message="sentinels applies only to mode ha"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'proxy' || !has(self.proxy)",message="proxy settings apply only to mode proxy"
+// +kubebuilder:validation:XValidation:rule="!has(self.version) || !has(self.image)",message="set either version (a tag of the default image) or image, not both"
 type RedisTarget struct {
 	// Mode is the topology: single (default), ha (master + replicas + sentinels) or proxy (master + read replicas behind a read/write-splitting proxy).
 	// +kubebuilder:default=single
@@ -187,6 +188,12 @@ type RedisTarget struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// Version is a shorthand for the image: this tag of the operator's default image for the
+	// engine (e.g. "8.2" gives redis:8.2, "9.0" with engine valkey gives valkey/valkey:9.0).
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`
+	// +optional
+	Version string `json:"version,omitempty"`
 
 	// Replicas is the number of read replicas besides the master (mode ha and proxy; default 2).
 	// +kubebuilder:validation:Minimum=1

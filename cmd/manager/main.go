@@ -6,22 +6,16 @@ import (
 	"fmt"
 	"os"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/controllers"
-	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/target"
 	"github.com/benchrun/benchrun/internal/usage"
 )
@@ -35,6 +29,7 @@ type managerFlags struct {
 	redisRole     string
 	kubelet       usage.KubeletOptions
 	kubeletUsage  bool
+	watch         string
 	zap           zap.Options
 }
 
@@ -57,6 +52,8 @@ func parseManagerFlags() *managerFlags {
 		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
 	flag.BoolVar(&f.kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
 		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
+	flag.StringVar(&f.watch, "watch-namespaces", "",
+		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
 	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return f
@@ -75,9 +72,9 @@ func main() {
 // run builds the manager and the BenchmarkRun controller and runs them until a signal.
 func run(f *managerFlags) error {
 	log := ctrl.Log.WithName("setup")
-	ownLabel, err := labels.Parse(naming.LabelRun)
+	cacheOpts, err := cacheOptions(f.watch)
 	if err != nil {
-		return fmt.Errorf("label selector: %w", err)
+		return fmt.Errorf("flags: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -96,13 +93,7 @@ func run(f *managerFlags) error {
 		HealthProbeBindAddress: f.probeAddr,
 		LeaderElection:         f.leaderElect,
 		LeaderElectionID:       "benchrun-manager.bench.benchrun.io",
-		// Cache only benchrun's own pods (runners), ConfigMaps and Jobs, not the whole cluster's.
-		// StatefulSets stay unfiltered: the redis-operator creates them without our labels.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{naming.LabelComponent: "runner"})},
-			&corev1.ConfigMap{}: {Label: ownLabel},
-			&batchv1.Job{}:      {Label: ownLabel},
-		}},
+		Cache:                  cacheOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("unable to create manager: %w", err)

@@ -24,13 +24,13 @@ log() { printf '[smoke +%.1fs] %s\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$*" 
 
 log "server-side dry-run of the rendered chart"
 k create namespace "$NS" --dry-run=client -o yaml | k apply --server-side -f - >/dev/null
-"$HELM" template benchrun "$ROOT/charts/benchrun" -n "$NS" --include-crds |
+"$HELM" template benchrun "$ROOT/charts/benchrun" -n "$NS" --include-crds -f "$ROOT/hack/local-cluster/values-local.yaml" |
   k apply --server-side --dry-run=server -n "$NS" -f - >/dev/null
 log "dry-run ok; applying the CRD server-side (so it upgrades), helm upgrade --install"
 k apply --server-side --force-conflicts --field-manager=benchrun-chart -f "$ROOT/charts/benchrun/crds/" >/dev/null
 k label namespace "$NS" pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null
 t=$(date +%s.%N)
-"$HELM" upgrade --install benchrun "$ROOT/charts/benchrun" -n "$NS" --wait --timeout 5m >/dev/null
+"$HELM" upgrade --install benchrun "$ROOT/charts/benchrun" -n "$NS" -f "$ROOT/hack/local-cluster/values-local.yaml" --wait --timeout 5m >/dev/null
 log "helm install -> manager Ready: $(printf '%.1f' "$(echo "$(date +%s.%N) - $t" | bc)")s"
 k -n "$NS" get deploy,pods -o wide
 k get crd benchmarkruns.bench.benchrun.io -o jsonpath='{.spec.names.shortNames}{" served="}{.spec.versions[*].served}{"\n"}'

@@ -12,6 +12,9 @@ CHART_KUBECONFIG = $(or $(KUBECONFIG),$(LOCAL_KUBECONFIG))
 CHART_NAMESPACE ?= benchrun-system
 CHART_RELEASE ?= benchrun
 CHART_VALUES ?=
+# The local images (benchrun.local/*) instead of the chart's registry defaults; empty for a
+# cluster that pulls the published images.
+CHART_LOCAL_VALUES ?= -f hack/local-cluster/values-local.yaml
 IMAGES ?= core
 # The locally built manager image keeps its tag (:dev) when rebuilt: pass its config digest as a
 # pod annotation so `make helm-install` rolls the manager onto a rebuilt image.
@@ -44,11 +47,17 @@ chart-rbac: ## Copy config/rbac/role.yaml into the chart (run after make manifes
 chart-lint: $(HELM) ## helm lint + helm template of charts/benchrun; RBAC copy in sync.
 	hack/sync-chart-rbac.sh --check
 	$(HELM) lint --strict charts/benchrun
+	$(HELM) lint --strict charts/benchrun $(CHART_LOCAL_VALUES)
+	go run ./hack/chart-docs -check
 	$(HELM) template $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) --include-crds >/dev/null
+
+.PHONY: chart-docs
+chart-docs: ## Regenerate charts/benchrun/README.md's values table from values.yaml's `# --` comments.
+	go run ./hack/chart-docs
 
 .PHONY: chart-dry-run
 chart-dry-run: $(HELM) ## Server-side dry-run apply of the rendered chart against the cluster's kube-apiserver.
-	$(HELM) template $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) --include-crds $(CHART_VALUES) | \
+	$(HELM) template $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) --include-crds $(CHART_LOCAL_VALUES) $(CHART_VALUES) | \
 		KUBECONFIG=$(CHART_KUBECONFIG) $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin/kubectl apply --server-side --dry-run=server -n $(CHART_NAMESPACE) -f -
 
 .PHONY: deploy-local
@@ -58,7 +67,7 @@ deploy-local: cluster-up images helm-install ## Local cluster + images + the cha
 helm-install: $(HELM) ## helm upgrade --install the chart (CRDs applied server-side first, so they upgrade too).
 	KUBECONFIG=$(CHART_KUBECONFIG) $(BENCHRUN_CACHE)/k8s-$(K8S_VERSION)/bin/kubectl apply --server-side --force-conflicts --field-manager=benchrun-chart -f charts/benchrun/crds/
 	KUBECONFIG=$(CHART_KUBECONFIG) $(HELM) upgrade --install $(CHART_RELEASE) charts/benchrun -n $(CHART_NAMESPACE) \
-		--create-namespace --wait --timeout 5m $(MANAGER_IMAGE_ID_SET) $(CHART_VALUES)
+		--create-namespace --wait --timeout 5m $(MANAGER_IMAGE_ID_SET) $(CHART_LOCAL_VALUES) $(CHART_VALUES)
 
 .PHONY: redis-operator-install
 redis-operator-install: ## Install the OT redis-operator v0.23.0 (image from `make images IMAGES=redis-operator`).

@@ -8,8 +8,12 @@ E2E_RUN ?=
 
 ##@ End to end
 
+.PHONY: e2e-prereqs
+e2e-prereqs: ## Install (root, apt-get) or name the host packages make test-e2e needs (debootstrap, containerd, ...).
+	@hack/prereqs.sh e2e
+
 .PHONY: test-e2e
-test-e2e: ## Run test/e2e on a real cluster (KUBECONFIG or the local one); E2E_RUN=regex selects tests.
+test-e2e: e2e-prereqs $(HELM) ## Run test/e2e on a real cluster (KUBECONFIG or the local one); E2E_RUN=regex selects tests.
 	go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/...
 
 .PHONY: vet-e2e

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 )
 
@@ -68,12 +69,22 @@ func PodSecurityContext() *corev1.PodSecurityContext {
 	}
 }
 
-// ContainerSecurityContext is the restricted container context: no privilege escalation, no capabilities.
+// ContainerSecurityContext is the restricted container context: no privilege escalation, no
+// capabilities, a read-only root filesystem (every container writes only to emptyDir mounts).
 func ContainerSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
 		RunAsNonRoot:             ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
+}
+
+// DefaultResources are the requests of a target or runner container whose spec sets no
+// resources: explicit, small enough for a one-node test cluster, and no limits, so a benchmark
+// is never throttled or OOM-killed by a default (spec.*.resources sets both).
+func DefaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}
 }

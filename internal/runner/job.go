@@ -125,7 +125,7 @@ func Job(o Options) *batchv1.Job {
 		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key}}})
 	}
-	var res corev1.ResourceRequirements
+	res := naming.DefaultResources()
 	if spec.Resources != nil {
 		res = *spec.Resources
 	}

@@ -227,11 +227,14 @@ func (h *hetu) Objects() ([]client.Object, error) {
 		SecurityContext: naming.ContainerSecurityContext(),
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(h.port)}},
 			PeriodSeconds: 2, FailureThreshold: 3},
-		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/hetu"}, {Name: "tmp", MountPath: "/tmp"}},
+		// the root filesystem is read-only: HeTu writes its logs to the app's logs/ directory
+		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/hetu"}, {Name: "tmp", MountPath: "/tmp"},
+			{Name: "logs", MountPath: "/srv/hetu-bench/logs"}},
 	}}
 	pod.Volumes = []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	svc := (&redis{o: o}).service("hetu", "hetu", h.port)
 	svc.Spec.Ports[0].Name = "ws"

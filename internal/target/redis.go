@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -55,6 +54,9 @@ func newRedis(spec *v1alpha1.RedisTarget, o Options, name string) (*redis, error
 		r.image = o.Images.Redis
 		if r.engine == v1alpha1.EngineValkey {
 			r.image = o.Images.Valkey
+		}
+		if spec.Version != "" {
+			r.image = WithTag(r.image, spec.Version)
 		}
 	}
 	if r.mode != v1alpha1.RedisSingle {
@@ -285,7 +287,8 @@ const redisLabel = "bench.benchrun.io/redis"
 // and a pod patch can swap a container image. Binding a fixed ClusterRole needs only bind on
 // that one ClusterRole, so the operator holds no pod patch; in exchange the sidecars' token may
 // get and patch every pod of the run's namespace (not only its own Redis pods) while the run's
-// objects exist. Only the Redis server pods of ha and proxy targets mount that token.
+// objects exist. Only the redis-role sidecar of the Redis server pods of ha and proxy targets
+// mounts that token (roleToken); the Redis container, whose image the user picks, has none.
 func (r *redis) roleAccess() []client.Object {
 	o := r.o
 	name := naming.Name(o.Prefix, r.name+"-role")
@@ -295,7 +298,7 @@ func (r *redis) roleAccess() []client.Object {
 	}
 	meta := o.meta(r.name+"-role", "redis-role")
 	return []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: meta, AutomountServiceAccountToken: ptr.To(true)},
+		&corev1.ServiceAccount{ObjectMeta: meta, AutomountServiceAccountToken: ptr.To(false)},
 		&rbacv1.RoleBinding{ObjectMeta: meta,
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: o.Namespace}}},
@@ -316,9 +319,32 @@ func (r *redis) roleSidecar() corev1.Container {
 		Command:         []string{"benchrun-runner", "redis-role"},
 		Env:             env,
 		SecurityContext: naming.ContainerSecurityContext(),
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+		Resources:       helperResources(),
+		// the only container with the ServiceAccount token (the pod does not automount it)
+		VolumeMounts: []corev1.VolumeMount{{Name: roleTokenVolume, MountPath: serviceAccountDir, ReadOnly: true}},
 	}
+}
+
+// roleTokenVolume holds the redis-role ServiceAccount's token, mounted only in the sidecar.
+const (
+	roleTokenVolume   = "redis-role-token"
+	serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+)
+
+// roleToken is the projected volume the kubelet would automount (token, CA, namespace), so
+// that only the redis-role sidecar, not the Redis server container (whose image the user
+// chooses), can use the ServiceAccount's rights.
+func roleToken() corev1.Volume {
+	return corev1.Volume{Name: roleTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](0o444),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}}
 }
 
 // serverScript starts redis-server from the shared config plus the password (from the
@@ -376,14 +402,16 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 		ReadinessProbe: execProbe("redis-cli -p 6379 info replication | grep -q -e '^role:master' -e '^master_link_status:up'"),
 		VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: "/etc/benchrun"}, {Name: "data", MountPath: "/tmp"}},
 	}}
-	if r.replicas > 0 {
-		pod.ServiceAccountName = naming.Name(o.Prefix, r.name+"-role")
-		pod.AutomountServiceAccountToken = ptr.To(true)
-		pod.Containers = append(pod.Containers, r.roleSidecar())
-	}
 	pod.Volumes = []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: naming.Name(o.Prefix, r.name+"-config")}}}},
 		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if r.replicas > 0 {
+		// the pod runs as the redis-role ServiceAccount, but its token is mounted only in the
+		// sidecar (AutomountServiceAccountToken stays false)
+		pod.ServiceAccountName = naming.Name(o.Prefix, r.name+"-role")
+		pod.Containers = append(pod.Containers, r.roleSidecar())
+		pod.Volumes = append(pod.Volumes, roleToken())
 	}
 	return statefulSet(o.meta(suffix, component), naming.Name(o.Prefix, r.name+"-hl"), replicas, labels, pod)
 }
@@ -413,6 +441,7 @@ EOF
 		Command:         []string{"sh", "-c", script},
 		Env:             r.podEnv(),
 		Ports:           []corev1.ContainerPort{{Name: "sentinel", ContainerPort: sentinelPort}},
+		Resources:       helperResources(),
 		SecurityContext: naming.ContainerSecurityContext(),
 		ReadinessProbe:  execProbe(fmt.Sprintf("redis-cli -p %d ping | grep -q PONG", sentinelPort)),
 		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/tmp"}},

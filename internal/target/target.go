@@ -6,10 +6,12 @@ package target
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -181,5 +183,25 @@ func placementPod(p *v1alpha1.Placement, spec *corev1.PodSpec) corev1.ResourceRe
 	if p.Resources != nil {
 		return *p.Resources
 	}
-	return corev1.ResourceRequirements{}
+	return naming.DefaultResources()
+}
+
+// helperResources are the fixed resources of benchrun's helper containers (sentinels, the
+// redis-role sidecar, the proxy's wait-upstreams init container).
+func helperResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
+}
+
+// WithTag replaces the tag (and any digest) of an image reference: WithTag("redis:8.2", "7.4")
+// is "redis:7.4"; a registry port ("host:5000/redis") is not a tag.
+func WithTag(image, tag string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image + ":" + tag
 }

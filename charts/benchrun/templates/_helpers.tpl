@@ -37,3 +37,40 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+An image reference from {repository, tag}: the tag defaults to the chart's appVersion.
+Usage: include "benchrun.image" (list $ .Values.images.runner)
+*/}}
+{{- define "benchrun.image" -}}
+{{- $root := index . 0 -}}
+{{- $img := index . 1 | default dict -}}
+{{- printf "%s:%s" $img.repository (toString ($img.tag | default $root.Chart.AppVersion)) -}}
+{{- end -}}
+
+{{/* The restricted, read-only container settings of the helm test pod's kubectl containers. */}}
+{{- define "benchrun.testContainer" -}}
+env:
+- {name: HOME, value: /tmp}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  runAsNonRoot: true
+  capabilities: {drop: ["ALL"]}
+  seccompProfile: {type: RuntimeDefault}
+resources:
+  requests: {cpu: 10m, memory: 32Mi}
+  limits: {memory: 128Mi}
+volumeMounts:
+- {name: tmp, mountPath: /tmp}
+{{- end -}}
+
+{{/* The namespaces the manager watches (--watch-namespaces), comma-separated: watchNamespaces,
+else the release namespace when rbac.namespaced, else none (all namespaces). */}}
+{{- define "benchrun.watchNamespaces" -}}
+{{- if .Values.watchNamespaces -}}
+{{- join "," .Values.watchNamespaces -}}
+{{- else if .Values.rbac.namespaced -}}
+{{- .Release.Namespace -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/benchrun/benchrun/internal/naming"
+)
+
+// cacheOptions restricts the manager's cache: to benchrun's own runner pods, ConfigMaps and
+// Jobs (StatefulSets stay unfiltered: the redis-operator creates them without our labels),
+// and, when watch (comma-separated namespaces, --watch-namespaces) is set, to those
+// namespaces, so a namespaced install (Roles only) never lists anything cluster-wide.
+func cacheOptions(watch string) (cache.Options, error) {
+	own, err := labels.Parse(naming.LabelRun)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{naming.LabelComponent: "runner"})},
+		&corev1.ConfigMap{}: {Label: own},
+		&batchv1.Job{}:      {Label: own},
+	}}
+	for _, ns := range strings.Split(watch, ",") {
+		if ns = strings.TrimSpace(ns); ns == "" {
+			continue
+		}
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return cache.Options{}, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+		}
+		if o.DefaultNamespaces == nil {
+			o.DefaultNamespaces = map[string]cache.Config{}
+		}
+		o.DefaultNamespaces[ns] = cache.Config{}
+	}
+	return o, nil
+}
