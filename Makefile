@@ -97,6 +97,14 @@ HETU_NOTICE = if [ ! -L $(HETU_RUNTIME) ] && [ ! -e $(HETU_RUNTIME) ]; then \
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go modules (cached).
 	@hack/build-k8s-binaries.sh envtest >/dev/null
 
+.PHONY: fuzz
+fuzz: ## Run every fuzz target of the runner protocol and result decoding for FUZZTIME each (default 10s).
+	go test -run XXX -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/results/
+	for f in FuzzDecodeResult FuzzParseState FuzzDecodeInvocation; do \
+		go test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./internal/runner/ || exit 1; done
+
+FUZZTIME ?= 10s
+
 ##@ Performance
 
 .PHONY: bench

@@ -268,6 +268,36 @@ func (h *Histogram) validate(calls int64) error {
 	return nil
 }
 
+// UnmarshalJSON decodes a timeline, counting its buckets before allocating them: a document
+// may not make the decoder allocate more than maxTimelineBuckets counts per timeline, and the
+// counts are allocated once at their exact size.
+func (t *Timeline) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		StartUnixMs int64           `json:"startUnixMs"`
+		BucketMs    int64           `json:"bucketMs"`
+		Counts      json.RawMessage `json:"counts"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	t.StartUnixMs, t.BucketMs, t.Counts = raw.StartUnixMs, raw.BucketMs, nil
+	c := bytes.TrimSpace(raw.Counts)
+	if len(c) == 0 || string(c) == "null" {
+		return nil
+	}
+	n := 0
+	if len(c) > 2 {
+		n = bytes.Count(c, []byte{','}) + 1
+	}
+	if n > maxTimelineBuckets {
+		return fmt.Errorf("counts: %d buckets, more than %d", n, maxTimelineBuckets)
+	}
+	t.Counts = make([]int64, 0, n)
+	return json.Unmarshal(c, &t.Counts)
+}
+
 // checkSpan checks that a timeline of n buckets of bucketMs is within bounds; bucketMs is
 // positive and at most maxTimelineBucketMs.
 func checkSpan(n int, bucketMs int64) error {

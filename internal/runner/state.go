@@ -23,6 +23,7 @@ package runner
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -125,7 +126,13 @@ func EncodeResult(doc []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// DecodeResult reads the result document stored in a runner state ConfigMap.
+// MaxResultBytes bounds a runner's result document once decompressed (the stored gzip is at
+// most ~1 MiB, the ConfigMap limit). A larger document is refused before it is decoded: a
+// gzip bomb of a few KiB must not make the manager allocate gigabytes.
+const MaxResultBytes = 16 << 20
+
+// DecodeResult reads the result document stored in a runner state ConfigMap, refusing one
+// whose decompressed size exceeds MaxResultBytes.
 func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 	data, ok := cm.BinaryData[KeyResult]
 	if !ok {
@@ -135,11 +142,31 @@ func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
 	}
-	doc, err := results.Decode(io.LimitReader(zr, 64<<20))
+	// The gzip trailer states the decompressed size (mod 2^32): refuse at once when it is too
+	// large, else size the buffer by it; a forged trailer is still stopped by the limit below.
+	var raw bytes.Buffer
+	if len(data) >= 18 {
+		isize := binary.LittleEndian.Uint32(data[len(data)-4:])
+		if isize > MaxResultBytes {
+			return nil, errTooLarge(cm)
+		}
+		raw.Grow(int(isize) + 512)
+	}
+	if n, err := raw.ReadFrom(io.LimitReader(zr, MaxResultBytes+1)); err != nil {
+		return nil, fmt.Errorf("runner %s: decompressing the result: %w", cm.Name, err)
+	} else if n > MaxResultBytes {
+		return nil, errTooLarge(cm)
+	}
+	doc, err := results.Decode(&raw)
 	if err != nil {
 		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
 	}
 	return doc, nil
+}
+
+// errTooLarge is the refusal of a result document over MaxResultBytes.
+func errTooLarge(cm *corev1.ConfigMap) error {
+	return fmt.Errorf("runner %s: result document larger than %d MiB once decompressed (refused unread)", cm.Name, MaxResultBytes>>20)
 }
 
 // EncodeInvocation is the JSON stored under KeyInvocation.
