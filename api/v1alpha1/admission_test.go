@@ -217,7 +217,11 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := createNamespace(t)
 	for i, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			_, err := apply(ns, runFromSpec(t, fmt.Sprintf("bad-%d", i), tc.Spec))
+			name := fmt.Sprintf("bad-%d", i)
+			if tc.RunName != "" {
+				name = tc.RunName
+			}
+			_, err := apply(ns, runFromSpec(t, name, tc.Spec))
 			if err == nil {
 				t.Fatalf("accepted, want rejection containing %q", tc.Want)
 			}

@@ -9,7 +9,9 @@ import (
 
 // InvalidRun is one invalid spec and the error text a user must see.
 type InvalidRun struct {
-	Name string   `json:"name"`
+	Name string `json:"name"`
+	// RunName is the BenchmarkRun's metadata.name when the case is about it (default bad-N).
+	RunName string   `json:"runName,omitempty"`
 	Spec string   `json:"spec"`
 	Want []string `json:"want"`
 }

@@ -92,8 +92,9 @@ func (v *Validator) Validate(ctx context.Context, obj map[string]any) field.Erro
 	structuraldefaulting.Default(obj, v.structural)
 	if u.GetName() == "" && u.GetGenerateName() == "" { // generateName: Argo CD hooks, kubectl create
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "a BenchmarkRun needs a name"))
-	} else {
-		named := u
+	}
+	named := u
+	if u.GetName() != "" || u.GetGenerateName() != "" {
 		if u.GetName() == "" { // the API server names it generateName + 5 characters before validating
 			named = u.DeepCopy()
 			named.SetName(u.GetGenerateName() + "x0000")
@@ -104,7 +105,8 @@ func (v *Validator) Validate(ctx context.Context, obj map[string]any) field.Erro
 	}
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj, v.schema)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, obj)...)
-	celErrs, _ := v.cel.Validate(ctx, nil, v.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	// CEL sees the name the API server would (generateName + 5 characters).
+	celErrs, _ := v.cel.Validate(ctx, nil, v.structural, named.Object, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 

@@ -58,17 +58,22 @@ func TestInvalidRunsSameMessagesAsAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cases []struct {
-		Name string   `json:"name"`
-		Spec string   `json:"spec"`
-		Want []string `json:"want"`
+		Name    string   `json:"name"`
+		RunName string   `json:"runName"`
+		Spec    string   `json:"spec"`
+		Want    []string `json:"want"`
 	}
 	if err := yaml.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
 	}
 	for i, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			doc := fmt.Sprintf("apiVersion: bench.benchrun.io/v1alpha1\nkind: BenchmarkRun\nmetadata: {name: bad-%d}\nspec:\n%s",
-				i, indent(tc.Spec))
+			name := fmt.Sprintf("bad-%d", i)
+			if tc.RunName != "" {
+				name = tc.RunName
+			}
+			doc := fmt.Sprintf("apiVersion: bench.benchrun.io/v1alpha1\nkind: BenchmarkRun\nmetadata: {name: %q}\nspec:\n%s",
+				name, indent(tc.Spec))
 			_, err := v.ParseFile(context.Background(), strings.NewReader(doc))
 			var verr *Error
 			if !errors.As(err, &verr) {
