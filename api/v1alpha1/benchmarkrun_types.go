@@ -53,6 +53,7 @@ type CollectSpec struct {
 	// PrometheusRemoteWriteURL, when set, makes every runner also stream k6 metrics to this
 	// Prometheus remote-write endpoint (http or https URL).
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^https?://[^/]*@')",message="prometheusRemoteWriteURL must not hold credentials (user:password@host): they would show in the spec and the runner pods"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^\\\\s/]+(/\\\\S*)?$')",message="prometheusRemoteWriteURL must be an http:// or https:// URL, such as http://prometheus:9090/api/v1/write"
 	// +optional
 	PrometheusRemoteWriteURL string `json:"prometheusRemoteWriteURL,omitempty"`
@@ -91,7 +92,7 @@ type TimeoutsSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 90s, 10m or 1h30m"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('1s')",message="must be at least 1s"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="must be between 1s and 24h (a target not ready in a day will not become ready; the run holds its resources meanwhile)"
 	// +kubebuilder:default="10m"
 	// +optional
 	TargetReady *metav1.Duration `json:"targetReady,omitempty"`

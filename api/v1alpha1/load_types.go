@@ -7,6 +7,7 @@ import (
 
 // LoadSpec is the load generated against the target: scenarios run one after another,
 // each by workers × tasksPerWorker concurrent virtual users spread over the runners.
+// +kubebuilder:validation:XValidation:rule="!has(self.trim) || (!has(self.trim.warmUp) && !has(self.trim.coolDown)) || !has(self.duration) || !self.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (has(self.trim.warmUp) && !self.trim.warmUp.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || (has(self.trim.coolDown) && !self.trim.coolDown.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || self.scenarios.all(s, (has(s.duration) && !s.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || duration(has(s.duration) ? s.duration : self.duration) > (has(self.trim.warmUp) ? duration(self.trim.warmUp) : duration('0s')) + (has(self.trim.coolDown) ? duration(self.trim.coolDown) : duration('0s')))",message="load.trim.warmUp + load.trim.coolDown must be shorter than every scenario's duration (else no sample is left for CPS): shorten them or lengthen the scenario"
 // +kubebuilder:validation:XValidation:rule="self.runners.parallelism <= self.workers * self.tasksPerWorker",message="runners.parallelism must not exceed workers × tasksPerWorker (every runner needs at least one virtual user)"
 type LoadSpec struct {
 	// Scenarios run one after another, in this order.
