@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -71,6 +72,9 @@ type BenchmarkRunReconciler struct {
 	// Kubelet reads pod CPU/memory from the kubelets when the cluster serves no
 	// metrics.k8s.io; nil turns that off (runners still report their own usage).
 	Kubelet *usage.KubeletMetrics
+	// MaxConcurrent is how many BenchmarkRuns are reconciled in parallel (1 when unset); one
+	// run is never reconciled by two workers at once.
+	MaxConcurrent int
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
@@ -167,6 +171,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun)).
 		Named("benchmarkrun").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrent)}).
 		Complete(r)
 }
 

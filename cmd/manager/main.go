@@ -30,6 +30,7 @@ type managerFlags struct {
 	kubelet       usage.KubeletOptions
 	kubeletUsage  bool
 	watch         string
+	concurrency   int
 	zap           zap.Options
 }
 
@@ -54,6 +55,7 @@ func parseManagerFlags() *managerFlags {
 		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
 	flag.StringVar(&f.watch, "watch-namespaces", "",
 		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
+	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "BenchmarkRuns reconciled in parallel")
 	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return f
@@ -106,6 +108,7 @@ func run(f *managerFlags) error {
 		Images:               f.defaultImages,
 		RedisRoleClusterRole: f.redisRole,
 		Kubelet:              kubeletMetrics,
+		MaxConcurrent:        f.concurrency,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
