@@ -111,6 +111,12 @@ func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) erro
 		if w := obs.waitingText(); w != "" {
 			msg += "; " + w
 		}
+		if reason, stuck := r.runnersStuck(s, obs); stuck {
+			msg = "runners not ready in time: " + msg
+			s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reason, msg)
+			r.finish(s, v1alpha1.PhaseFailed, reason, msg)
+			return nil
+		}
 		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, msg)
 		return nil
 	}

@@ -97,6 +97,17 @@ type TimeoutsSpec struct {
 	// +optional
 	TargetReady *metav1.Duration `json:"targetReady,omitempty"`
 
+	// RunnersReady is how long the runners may take, from their creation, to all be ready to
+	// start (scheduled, image pulled, Secrets found) before the run fails naming why (default
+	// 10m). A runner waiting for a reason that does not heal by itself (a missing Secret or key,
+	// an invalid image name) fails the run after 1m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 90s, 10m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="must be between 1s and 24h (runners not ready in a day will not become ready; the run holds its resources meanwhile)"
+	// +optional
+	RunnersReady *metav1.Duration `json:"runnersReady,omitempty"`
+
 	// Run bounds the whole run from creation to results. Unset: the scenarios' total duration
 	// plus TargetReady plus a margin of 10m.
 	// +kubebuilder:validation:Type=string

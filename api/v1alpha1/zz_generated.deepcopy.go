@@ -858,6 +858,11 @@ func (in *TimeoutsSpec) DeepCopyInto(out *TimeoutsSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.RunnersReady != nil {
+		in, out := &in.RunnersReady, &out.RunnersReady
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Run != nil {
 		in, out := &in.Run, &out.Run
 		*out = new(v1.Duration)

@@ -18,6 +18,19 @@ const DefaultTargetReady = 10 * time.Minute
 // timeout and the scenarios' durations.
 const runSlack = 10 * time.Minute
 
+// DefaultRunnersReady is timeouts.runnersReady when unset: long enough for a cluster
+// autoscaler to add a node for the load pool.
+const DefaultRunnersReady = 10 * time.Minute
+
+// RunnersReadyTimeout is timeouts.runnersReady or its default: how long runners may take,
+// from their creation, to all reach the start barrier.
+func RunnersReadyTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
+	if d := run.Spec.Timeouts.RunnersReady; d != nil {
+		return d.Duration
+	}
+	return DefaultRunnersReady
+}
+
 // TargetReadyTimeout is timeouts.targetReady or its default.
 func TargetReadyTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
 	if d := run.Spec.Timeouts.TargetReady; d != nil {
