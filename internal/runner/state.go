@@ -27,7 +27,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -99,7 +101,7 @@ type State struct {
 
 // ParseState reads a runner state ConfigMap.
 func ParseState(cm *corev1.ConfigMap, index int) State {
-	s := State{Index: index, State: cm.Data[KeyState], Reason: cm.Data[KeyReason]}
+	s := State{Index: index, State: cm.Data[KeyState], Reason: boundText(cm.Data[KeyReason], MaxReasonBytes)}
 	if t, err := time.Parse(time.RFC3339Nano, cm.Data[KeyLoadStartedAt]); err == nil {
 		s.LoadStartedAt = t
 	}
@@ -111,6 +113,22 @@ func ParseState(cm *corev1.ConfigMap, index int) State {
 	}
 	_, s.HasResult = cm.BinaryData[KeyResult]
 	return s
+}
+
+// MaxReasonBytes bounds the failure text a runner writes that the manager copies into
+// status, events and reports (a runner or a script may write anything there).
+const MaxReasonBytes = 1024
+
+// boundText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
+func boundText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len(" …(cut)")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(s[:cut], "") + " …(cut)"
 }
 
 // EncodeResult gzips a result document file's content.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -122,4 +123,18 @@ func FuzzDecodeInvocation(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _ = DecodeInvocation(&corev1.ConfigMap{Data: map[string]string{KeyInvocation: s}})
 	})
+}
+
+// TestParseStateBoundsReason: a runner's failure text is cut to MaxReasonBytes on a UTF-8
+// boundary before the manager copies it anywhere.
+func TestParseStateBoundsReason(t *testing.T) {
+	long := strings.Repeat("é", 4000)
+	s := ParseState(&corev1.ConfigMap{Data: map[string]string{KeyState: StateFailed, KeyReason: long}}, 0)
+	if len(s.Reason) > MaxReasonBytes || !strings.HasSuffix(s.Reason, "…(cut)") || !utf8.ValidString(s.Reason) {
+		t.Fatalf("reason of %d bytes, valid UTF-8 %v: %q…", len(s.Reason), utf8.ValidString(s.Reason), s.Reason[:20])
+	}
+	short := ParseState(&corev1.ConfigMap{Data: map[string]string{KeyReason: "k6 exited 1"}}, 0)
+	if short.Reason != "k6 exited 1" {
+		t.Fatalf("short reason changed: %q", short.Reason)
+	}
 }
