@@ -12,8 +12,8 @@ type InvalidRun struct {
 	Name string `json:"name"`
 	// RunName is the BenchmarkRun's metadata.name when the case is about it (default bad-N).
 	RunName string   `json:"runName,omitempty"`
-	Spec string   `json:"spec"`
-	Want []string `json:"want"`
+	Spec    string   `json:"spec"`
+	Want    []string `json:"want"`
 }
 
 // LoadInvalidRuns reads testdata/invalid-runs.yaml.

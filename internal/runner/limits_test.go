@@ -32,8 +32,8 @@ func bomb(t *testing.T, n int) []byte {
 	return raw.Bytes()
 }
 
-// decodeAlloc decodes a stored result and returns the error and the bytes allocated meanwhile.
-func decodeAlloc(data []byte) (error, uint64) {
+// decodeAlloc decodes a stored result and returns the bytes allocated meanwhile and the error.
+func decodeAlloc(data []byte) (uint64, error) {
 	cm := &corev1.ConfigMap{BinaryData: map[string][]byte{KeyResult: data}}
 	cm.Name = "run-runner-0"
 	var a, b runtime.MemStats
@@ -41,7 +41,7 @@ func decodeAlloc(data []byte) (error, uint64) {
 	runtime.ReadMemStats(&a)
 	_, err := DecodeResult(cm)
 	runtime.ReadMemStats(&b)
-	return err, b.TotalAlloc - a.TotalAlloc
+	return b.TotalAlloc - a.TotalAlloc, err
 }
 
 // TestDecodeResultGzipBomb: a gzip bomb stored as a runner's result is refused with a reason,
@@ -49,7 +49,7 @@ func decodeAlloc(data []byte) (error, uint64) {
 // a 32 KiB bomb (32 MiB of JSON) made DecodeResult allocate 895 MiB.
 func TestDecodeResultGzipBomb(t *testing.T) {
 	over := bomb(t, 32<<20) // 64 MiB decompressed
-	err, alloc := decodeAlloc(over)
+	alloc, err := decodeAlloc(over)
 	t.Logf("bomb of %d KiB, 64 MiB decompressed: allocated %d MiB: %v", len(over)>>10, alloc>>20, err)
 	if err == nil || !strings.Contains(err.Error(), "larger than 16 MiB once decompressed") || !strings.Contains(err.Error(), "run-runner-0") {
 		t.Fatalf("err = %v, want the size refusal naming the runner", err)
@@ -60,7 +60,7 @@ func TestDecodeResultGzipBomb(t *testing.T) {
 	// A forged gzip trailer claiming a small size: stopped by the limit while decompressing.
 	forged := append([]byte(nil), over...)
 	copy(forged[len(forged)-4:], []byte{0, 1, 0, 0})
-	err, alloc = decodeAlloc(forged)
+	alloc, err = decodeAlloc(forged)
 	t.Logf("same bomb with a forged size in its trailer: allocated %d MiB: %v", alloc>>20, err)
 	if err == nil || !strings.Contains(err.Error(), "larger than 16 MiB once decompressed") {
 		t.Fatalf("err = %v, want the size refusal", err)
@@ -70,7 +70,7 @@ func TestDecodeResultGzipBomb(t *testing.T) {
 	}
 	// Just under the cap: decoded (and then refused by validation), with counts allocated once.
 	under := bomb(t, (MaxResultBytes-1024)/2)
-	err, alloc = decodeAlloc(under)
+	alloc, err = decodeAlloc(under)
 	t.Logf("bomb of %d KiB, ~16 MiB decompressed: allocated %d MiB: %v", len(under)>>10, alloc>>20, err)
 	if err == nil {
 		t.Fatal("a timeline of zero counts with no calls was accepted")
