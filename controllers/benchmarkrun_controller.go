@@ -72,6 +72,8 @@ type BenchmarkRunReconciler struct {
 	// Kubelet reads pod CPU/memory from the kubelets when the cluster serves no
 	// metrics.k8s.io; nil turns that off (runners still report their own usage).
 	Kubelet *usage.KubeletMetrics
+	// History exports finished runs as metrics (nil: none).
+	History *History
 	// MaxConcurrent is how many BenchmarkRuns are reconciled in parallel (1 when unset); one
 	// run is never reconciled by two workers at once.
 	MaxConcurrent int
@@ -112,6 +114,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	// 3. Finished runs only wait for cleanup and their TTL.
 	if finished(run.Status.Phase) {
+		r.History.Observe(&run)
 		return r.afterFinish(ctx, s)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -64,4 +65,12 @@ func TestRunnersStuck(t *testing.T) {
 	}
 	e.clock.Step(5 * time.Minute)
 	e.failedWith(run.Name, "RunnersNotReady", "runner-1: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.")
+
+	// Both failed runs are in the run-history metrics, with their duration and no results.
+	if got := testutil.ToFloat64(e.r.History.finished.WithLabelValues(e.ns, "Failed", "")); got != 2 {
+		t.Fatalf("benchrun_runs_finished_total{phase=Failed} = %v, want 2", got)
+	}
+	if n := testutil.CollectAndCount(e.r.History.duration); n != 2 {
+		t.Fatalf("%d duration series, want 2", n)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -126,8 +127,8 @@ func newEnv(t *testing.T) *env {
 // reconciler is a fresh reconciler (no state) on c with the env's clock and recorder.
 func (e *env) reconciler(c client.Client) *BenchmarkRunReconciler {
 	return &BenchmarkRunReconciler{Client: c, Scheme: scheme, Recorder: e.recorder, Clock: e.clock,
-		StartDelay: 20 * time.Millisecond,
-		Images:     Images{Runner: "runner:t", Redis: "redis:t", Valkey: "valkey:t", HeTu: "hetu:t", Proxy: "proxy:t"}}
+		StartDelay: 20 * time.Millisecond, History: NewHistory(prometheus.NewRegistry(), 0),
+		Images: Images{Runner: "runner:t", Redis: "redis:t", Valkey: "valkey:t", HeTu: "hetu:t", Proxy: "proxy:t"}}
 }
 
 // redisRun is a small Redis single run with n runners.

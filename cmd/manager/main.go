@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
@@ -31,6 +32,7 @@ type managerFlags struct {
 	kubeletUsage  bool
 	watch         string
 	concurrency   int
+	historyRuns   int
 	zap           zap.Options
 }
 
@@ -56,6 +58,8 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.watch, "watch-namespaces", "",
 		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
 	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "BenchmarkRuns reconciled in parallel")
+	flag.IntVar(&f.historyRuns, "history-runs-per-namespace", controllers.DefaultHistoryRunsPerNamespace,
+		"finished runs per namespace exported as benchrun_run_* metrics (older ones' series are dropped)")
 	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return f
@@ -109,6 +113,7 @@ func run(f *managerFlags) error {
 		RedisRoleClusterRole: f.redisRole,
 		Kubelet:              kubeletMetrics,
 		MaxConcurrent:        f.concurrency,
+		History:              controllers.NewHistory(ctrlmetrics.Registry, f.historyRuns),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}

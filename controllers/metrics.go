@@ -1,0 +1,129 @@
+package controllers
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// DefaultHistoryRunsPerNamespace is how many finished runs per namespace History exports.
+const DefaultHistoryRunsPerNamespace = 50
+
+// maxHistorySeen bounds the memory of which finished runs History has exported.
+const maxHistorySeen = 10000
+
+// History exports finished runs as Prometheus metrics, so a dashboard can plot CPS and p99
+// per scenario across runs (the seeds' comparisons) from the manager's /metrics. Its
+// cardinality is bounded: only the newest perNamespace finished runs of each namespace are
+// exported (an older run's series are deleted when a newer one finishes), each with one
+// series per scenario (at most 32) and per role.
+type History struct {
+	mu           sync.Mutex
+	perNamespace int
+	seen         map[string]bool     // namespace/name/generation already exported
+	order        map[string][]string // namespace → exported run names, oldest first
+
+	cps, calls, errors, latency, duration, cpu, memory *prometheus.GaugeVec
+	finished                                           *prometheus.CounterVec
+}
+
+// NewHistory registers the history metrics on reg; perNamespace < 1 means the default.
+func NewHistory(reg prometheus.Registerer, perNamespace int) *History {
+	if perNamespace < 1 {
+		perNamespace = DefaultHistoryRunsPerNamespace
+	}
+	scenario := []string{"namespace", "benchmarkrun", "generation", "target", "scenario"}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "benchrun", Subsystem: "run", Name: name, Help: help}, labels)
+	}
+	h := &History{
+		perNamespace: perNamespace, seen: map[string]bool{}, order: map[string][]string{},
+		cps:      gauge("scenario_cps", "Calls per second of a finished run's scenario (trimmed, as status.results[].cps).", scenario...),
+		calls:    gauge("scenario_calls", "Calls of a finished run's scenario.", scenario...),
+		errors:   gauge("scenario_errors", "Failed calls of a finished run's scenario.", scenario...),
+		latency:  gauge("scenario_latency_ms", "Latency quantile (ms) of a finished run's scenario, merged exactly over runners.", append(scenario, "quantile")...),
+		duration: gauge("duration_seconds", "Wall-clock time of a finished run from creation to its end.", "namespace", "benchmarkrun", "generation", "target", "phase", "verdict"),
+		cpu:      gauge("cpu_cores", "CPU of a finished run's pods by role (stat avg or max).", "namespace", "benchmarkrun", "generation", "role", "stat"),
+		memory:   gauge("memory_bytes", "Memory of a finished run's pods by role (stat avg or max).", "namespace", "benchmarkrun", "generation", "role", "stat"),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "benchrun", Name: "runs_finished_total",
+			Help: "Runs this manager saw finish (after a restart: the finished runs it found), by phase and verdict."},
+			[]string{"namespace", "phase", "verdict"}),
+	}
+	reg.MustRegister(h.cps, h.calls, h.errors, h.latency, h.duration, h.cpu, h.memory, h.finished)
+	return h
+}
+
+// Observe exports a finished run once per generation and drops the series of the runs that
+// fall out of the namespace's newest perNamespace. Safe for concurrent reconciles.
+func (h *History) Observe(run *v1alpha1.BenchmarkRun) {
+	if h == nil || !finished(run.Status.Phase) {
+		return
+	}
+	gen := strconv.FormatInt(run.Generation, 10)
+	key := run.Namespace + "/" + run.Name + "/" + gen
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seen[key] {
+		return
+	}
+	if len(h.seen) >= maxHistorySeen { // bounded: forgetting only means a finished run may be exported again
+		clear(h.seen)
+	}
+	h.seen[key] = true
+	h.forget(run.Namespace, run.Name) // an earlier generation of the same run
+	h.export(run, gen)
+	h.finished.WithLabelValues(run.Namespace, string(run.Status.Phase), string(run.Status.Verdict)).Inc()
+	names := append(h.order[run.Namespace], run.Name)
+	for len(names) > h.perNamespace {
+		h.forget(run.Namespace, names[0])
+		names = names[1:]
+	}
+	h.order[run.Namespace] = names
+}
+
+// export sets the gauges of one finished run.
+func (h *History) export(run *v1alpha1.BenchmarkRun, gen string) {
+	st := &run.Status
+	target := "" // a run that failed before provisioning has no target status
+	if st.Target != nil {
+		target = st.Target.Kind
+	}
+	for _, sc := range st.Results {
+		l := []string{run.Namespace, run.Name, gen, target, sc.Name}
+		h.cps.WithLabelValues(l...).Set(sc.CPS)
+		h.calls.WithLabelValues(l...).Set(float64(sc.Calls))
+		h.errors.WithLabelValues(l...).Set(float64(sc.Errors))
+		for q, v := range map[string]float64{"0.5": sc.LatencyMs.P50, "0.9": sc.LatencyMs.P90, "0.99": sc.LatencyMs.P99,
+			"0.999": sc.LatencyMs.P999, "1": sc.LatencyMs.Max} {
+			h.latency.WithLabelValues(append(l, q)...).Set(v)
+		}
+	}
+	if st.CompletionTime != nil {
+		h.duration.WithLabelValues(run.Namespace, run.Name, gen, target, string(st.Phase), string(st.Verdict)).
+			Set(st.CompletionTime.Sub(run.CreationTimestamp.Time).Seconds())
+	}
+	for _, u := range st.Resources {
+		h.cpu.WithLabelValues(run.Namespace, run.Name, gen, u.Role, "avg").Set(u.CPUAvgCores)
+		h.cpu.WithLabelValues(run.Namespace, run.Name, gen, u.Role, "max").Set(u.CPUMaxCores)
+		h.memory.WithLabelValues(run.Namespace, run.Name, gen, u.Role, "avg").Set(float64(u.MemoryAvgBytes))
+		h.memory.WithLabelValues(run.Namespace, run.Name, gen, u.Role, "max").Set(float64(u.MemoryMaxBytes))
+	}
+}
+
+// forget deletes every series of run name in namespace and its place in the order.
+func (h *History) forget(namespace, name string) {
+	match := prometheus.Labels{"namespace": namespace, "benchmarkrun": name}
+	for _, v := range []*prometheus.GaugeVec{h.cps, h.calls, h.errors, h.latency, h.duration, h.cpu, h.memory} {
+		v.DeletePartialMatch(match)
+	}
+	names := h.order[namespace]
+	for i, n := range names {
+		if n == name {
+			h.order[namespace] = append(names[:i:i], names[i+1:]...)
+			break
+		}
+	}
+}
