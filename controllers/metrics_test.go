@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,94 @@ func TestHistoryOnPrometheus(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+}
+
+// TestHistoryDashboardQueries: every query of every panel and template variable of the
+// chart's dashboards (variables substituted) returns data from a real Prometheus scraping the
+// history metrics, and the CPS panel shows the runs' CPS.
+func TestHistoryDashboardQueries(t *testing.T) {
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("no prometheus binary (Debian package prometheus; .ci/run installs it)")
+	}
+	reg := prometheus.NewRegistry()
+	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
+	h.Observe(finishedRun("bench", "redis8", 41000, 1.5))
+	h.Observe(finishedRun("bench", "valkey9", 45000, 1.25))
+	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer target.Close()
+	api := startPrometheus(t, bin, strings.TrimPrefix(target.URL, "http://"))
+	files, _ := filepath.Glob("../charts/benchrun/dashboards/*.json")
+	if len(files) == 0 {
+		t.Fatal("no dashboards in charts/benchrun/dashboards")
+	}
+	vars := strings.NewReplacer("$namespace", "bench", "$scenario", "get")
+	labelValues := regexp.MustCompile(`^label_values\((.*), *(\w+)\)$`)
+	deadline := time.Now().Add(60 * time.Second)
+	for _, f := range files {
+		var d struct {
+			Templating struct {
+				List []struct {
+					Name  string `json:"name"`
+					Query any    `json:"query"`
+				} `json:"list"`
+			} `json:"templating"`
+			Panels []struct {
+				Title   string `json:"title"`
+				Targets []struct {
+					Expr string `json:"expr"`
+				} `json:"targets"`
+			} `json:"panels"`
+		}
+		data, err := os.ReadFile(f)
+		if err != nil || json.Unmarshal(data, &d) != nil {
+			t.Fatalf("%s: not a dashboard: %v", f, err)
+		}
+		var queries []string
+		for _, v := range d.Templating.List {
+			if q, ok := v.Query.(map[string]any); ok {
+				m := labelValues.FindStringSubmatch(fmt.Sprint(q["query"]))
+				if m == nil {
+					t.Fatalf("%s: variable %s: query %v is not label_values(...)", f, v.Name, q["query"])
+				}
+				queries = append(queries, fmt.Sprintf("count by (%s) (%s)", m[2], vars.Replace(m[1])))
+			}
+		}
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				queries = append(queries, vars.Replace(tg.Expr))
+			}
+		}
+		for _, q := range queries {
+			for promSeries(api, q) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %s returns no data", filepath.Base(f), q)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
+	if got, ok := promQuery(api, `max(benchrun_run_scenario_cps{namespace=~"bench", scenario=~"get"})`); !ok || got != 45000 {
+		t.Fatalf("CPS panel max %v, want 45000", got)
+	}
+}
+
+// promSeries is the number of series an instant query returns (0 on any error).
+func promSeries(api, q string) int {
+	resp, err := http.Get(api + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Data struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) != nil {
+		return 0
+	}
+	return len(body.Data.Result)
 }
 
 // startPrometheus runs a real Prometheus scraping target every second and returns its URL.

@@ -146,6 +146,7 @@ var valueSets = map[string][]string{
 	"netpol": {"--set", "networkPolicy.enabled=true", "--set", "networkPolicy.apiServerCIDRs={10.0.0.1/32}",
 		"--set", "networkPolicy.extraEgress[0].ports[0].port=6380"},
 	"namespaced-release": {"--set", "rbac.namespaced=true", "--set", "kubeletMetrics.enabled=false"},
+	"dashboards":         {"--set", "dashboards.enabled=true", "--set", "dashboards.folder=Benchmarks"},
 }
 
 // ensureNamespace creates ns (restricted Pod Security, warnings on) unless it exists.
