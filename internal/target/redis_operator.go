@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/internal/naming"
@@ -33,7 +34,7 @@ func (r *redis) operatorObjects() []client.Object {
 		"kubernetesConfig":   kubernetesConfig,
 		"redisConfig":        map[string]any{"additionalRedisConfig": extra.Name},
 		"podSecurityContext": toMap(naming.PodSecurityContext()),
-		"securityContext":    toMap(naming.ContainerSecurityContext()),
+		"securityContext":    operatorSecurityContext(),
 		"initContainer":      r.operatorInitContainer(),
 	}
 	if len(r.spec.NodeSelector) > 0 {
@@ -53,7 +54,7 @@ func (r *redis) operatorObjects() []client.Object {
 			"clusterSize":        int64(r.sentinels),
 			"kubernetesConfig":   map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
 			"podSecurityContext": toMap(naming.PodSecurityContext()),
-			"securityContext":    toMap(naming.ContainerSecurityContext()),
+			"securityContext":    operatorSecurityContext(),
 			"initContainer":      r.operatorInitContainer(),
 			"redisSentinelConfig": map[string]any{
 				"redisReplicationName": naming.Name(o.Prefix, r.name),
@@ -71,6 +72,16 @@ func (r *redis) operatorObjects() []client.Object {
 	return objs
 }
 
+// operatorSecurityContext is the restricted container context of the redis-operator's pods
+// with a writable root filesystem: the operator's StatefulSets mount none of benchrun's
+// emptyDirs, and Redis writes its replication RDB under dir /tmp (a read-only root broke
+// replication: replicas never synced and the operator found no master).
+func operatorSecurityContext() map[string]any {
+	sc := naming.ContainerSecurityContext()
+	sc.ReadOnlyRootFilesystem = ptr.To(false)
+	return toMap(sc)
+}
+
 // operatorInitContainer gives the operator's config-writing init container (feature gate
 // GenerateConfigInInitContainer) our restricted security context: without one, namespaces
 // enforcing the restricted Pod Security Standard reject the pods and the target never starts.
@@ -79,7 +90,7 @@ func (r *redis) operatorInitContainer() map[string]any {
 	return map[string]any{
 		"enabled":         false,
 		"image":           r.image,
-		"securityContext": toMap(naming.ContainerSecurityContext()),
+		"securityContext": operatorSecurityContext(),
 	}
 }
 

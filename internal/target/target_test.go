@@ -152,6 +152,11 @@ func TestOperatorProvider(t *testing.T) {
 	if drop, _, _ := unstructured.NestedStringSlice(r.Object, "spec", "initContainer", "securityContext", "capabilities", "drop"); len(drop) != 1 || drop[0] != "ALL" {
 		t.Fatalf("initContainer capabilities not dropped: %v", drop)
 	}
+	// Redis in the operator's pods writes its replication RDB under dir /tmp on the root
+	// filesystem (the operator mounts none of our emptyDirs): it must stay writable.
+	if ro, found, _ := unstructured.NestedBool(r.Object, "spec", "securityContext", "readOnlyRootFilesystem"); !found || ro {
+		t.Fatalf("operator Redis securityContext readOnlyRootFilesystem %v (found %v), want false", ro, found)
+	}
 	if tg.Endpoints()[0].Address != "run-g1-redis.ns.svc:6379" {
 		t.Fatalf("endpoints %+v", tg.Endpoints())
 	}
