@@ -74,17 +74,7 @@ func TestHistoryMetricsBounded(t *testing.T) {
 // TestHistoryOnPrometheus: a real Prometheus scrapes the history metrics and the queries a
 // history dashboard runs (CPS and p99 per scenario across runs) return the runs' figures.
 func TestHistoryOnPrometheus(t *testing.T) {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("no prometheus binary (Debian package prometheus; .ci/run installs it)")
-	}
-	reg := prometheus.NewRegistry()
-	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
-	h.Observe(finishedRun("bench", "redis8", 41000, 1.5))
-	h.Observe(finishedRun("bench", "valkey9", 45000, 1.25))
-	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer target.Close()
-	api := startPrometheus(t, bin, strings.TrimPrefix(target.URL, "http://"))
+	api := historyOnPrometheus(t)
 	want := map[string]float64{
 		`benchrun_run_scenario_cps{benchmarkrun="redis8",scenario="get"}`:                         41000,
 		`max(benchrun_run_scenario_cps{scenario="get"})`:                                          45000,
@@ -111,17 +101,7 @@ func TestHistoryOnPrometheus(t *testing.T) {
 // chart's dashboards (variables substituted) returns data from a real Prometheus scraping the
 // history metrics, and the CPS panel shows the runs' CPS.
 func TestHistoryDashboardQueries(t *testing.T) {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("no prometheus binary (Debian package prometheus; .ci/run installs it)")
-	}
-	reg := prometheus.NewRegistry()
-	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
-	h.Observe(finishedRun("bench", "redis8", 41000, 1.5))
-	h.Observe(finishedRun("bench", "valkey9", 45000, 1.25))
-	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer target.Close()
-	api := startPrometheus(t, bin, strings.TrimPrefix(target.URL, "http://"))
+	api := historyOnPrometheus(t)
 	files, _ := filepath.Glob("../charts/benchrun/dashboards/*.json")
 	if len(files) == 0 {
 		t.Fatal("no dashboards in charts/benchrun/dashboards")
@@ -193,6 +173,23 @@ func promSeries(api, q string) int {
 		return 0
 	}
 	return len(body.Data.Result)
+}
+
+// historyOnPrometheus exports two finished runs (redis8: 41,000 CPS, p99 1.5 ms; valkey9:
+// 45,000 CPS, p99 1.25 ms) and returns the URL of a real Prometheus scraping them.
+func historyOnPrometheus(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("no prometheus binary (Debian package prometheus; .ci/run installs it)")
+	}
+	reg := prometheus.NewRegistry()
+	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
+	h.Observe(finishedRun("bench", "redis8", 41000, 1.5))
+	h.Observe(finishedRun("bench", "valkey9", 45000, 1.25))
+	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(target.Close)
+	return startPrometheus(t, bin, strings.TrimPrefix(target.URL, "http://"))
 }
 
 // startPrometheus runs a real Prometheus scraping target every second and returns its URL.
