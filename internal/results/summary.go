@@ -36,8 +36,15 @@ type ScenarioSummary struct {
 	// ErrorKinds are the most frequent error kinds, percent of all errors.
 	ErrorKinds []ValueCount `json:"errorKinds,omitempty"`
 	// CallsPerMinute counts call starts per minute from the first start truncated to the
-	// second; the first and last minutes are partial.
+	// second (to the timeline's bucket width when that is wider); the first and last minutes
+	// are partial. Empty when the timeline's buckets are wider than a minute.
 	CallsPerMinute []int64 `json:"callsPerMinute,omitempty"`
+	// CallsPerInterval counts call starts per IntervalSeconds from the start of the timeline's
+	// first bucket, for scenarios whose timeline is coarser than a minute (CallsPerMinute is
+	// then empty).
+	CallsPerInterval []int64 `json:"callsPerInterval,omitempty"`
+	// IntervalSeconds is the width of a CallsPerInterval entry.
+	IntervalSeconds int64 `json:"intervalSeconds,omitempty"`
 	// Start is the wall-clock start of the first call.
 	Start time.Time `json:"start"`
 	// End is the wall-clock end of the last call.
@@ -125,6 +132,10 @@ func summarizeScenario(s *Scenario, opts Options) ScenarioSummary {
 		ErrorKinds:     topValues(s.ErrorKinds, s.Errors, opts.TopValues),
 		CallsPerMinute: callsPerMinute(s),
 	}
+	if s.Calls > 0 && !minuteExact(s.Starts.BucketMs) {
+		out.CallsPerInterval = slices.Clone(s.Starts.Counts)
+		out.IntervalSeconds = s.Starts.BucketMs / 1000
+	}
 	if s.Calls > 0 {
 		out.Start, out.End = s.FirstStart, s.LastEnd
 		out.DurationSeconds = round2(s.LastEnd.Sub(s.FirstStart).Seconds())
@@ -198,13 +209,23 @@ func topValues(m map[string]int64, total int64, n int) []ValueCount {
 	return out
 }
 
+// minuteExact tells whether a timeline of buckets of bucketMs gives exact counts per minute:
+// its width divides a minute (every width of TimelineWidthsMs up to 60 s does).
+func minuteExact(bucketMs int64) bool {
+	return bucketMs > 0 && 60_000%bucketMs == 0
+}
+
 // callsPerMinute counts starts per minute i, [t0+i·60s, t0+(i+1)·60s), where t0 is the first
-// start truncated to the second. With timeline buckets of 1 s this is exact.
+// start truncated to the second, or to the bucket width when buckets are wider (the least
+// common multiple of both, which divides a minute): every minute is then a whole number of
+// buckets, so the counts are exact. Nil when buckets are wider than a minute (or do not divide
+// it).
 func callsPerMinute(s *Scenario) []int64 {
-	if s.Calls == 0 {
+	if s.Calls == 0 || !minuteExact(s.Starts.BucketMs) {
 		return nil
 	}
-	t0 := floorDiv(s.FirstStart.UnixMilli(), 1000) * 1000
+	unit, _ := commonWidth(1000, s.Starts.BucketMs) // divides 60 000: both do
+	t0 := floorDiv(s.FirstStart.UnixMilli(), unit) * unit
 	var out []int64
 	for i, n := range s.Starts.Counts {
 		if n == 0 {
@@ -224,7 +245,8 @@ func callsPerMinute(s *Scenario) []int64 {
 
 // cps returns calls per second after trimming.
 //
-// The document keeps call starts per 1 s bucket, not each start time, so the trimming is
+// The document keeps call starts per timeline bucket (1 s for scenarios up to 68 min, coarser
+// for longer ones), not each start time, so the trimming is
 // approximated: within a bucket, starts are taken as spread evenly (the first bucket from
 // FirstStart, the last bucket up to LastEnd when that is earlier than its end). With fraction
 // trimming the instants t10 and t90 where the cumulative start count reaches 10 % and 90 % of
