@@ -213,8 +213,8 @@ func (h *Histogram) validate(calls int64) error {
 	if h.Unit != HistogramUnit {
 		return fmt.Errorf("unit: %q, want %q", h.Unit, HistogramUnit)
 	}
-	if h.SignificantFigures != HistogramSigFigs {
-		return fmt.Errorf("sigFigs: %d, want %d", h.SignificantFigures, HistogramSigFigs)
+	if h.SignificantFigures != HistogramSigFigs && h.SignificantFigures != HistogramCoarseSigFigs {
+		return fmt.Errorf("sigFigs: %d, want %d (or %d once reduced)", h.SignificantFigures, HistogramSigFigs, HistogramCoarseSigFigs)
 	}
 	if math.IsNaN(h.SumSquares) || math.IsInf(h.SumSquares, 0) || h.SumSquares < 0 {
 		return fmt.Errorf("sumSquares: %v is not a finite non-negative number", h.SumSquares)
@@ -237,8 +237,8 @@ func (h *Histogram) validate(calls int64) error {
 		if v < HistogramMinValue || v > HistogramMaxValue {
 			return fmt.Errorf("buckets[%d]: value %d outside [%d, %d]", i, v, HistogramMinValue, HistogramMaxValue)
 		}
-		if hdrLowest(v) != v {
-			return fmt.Errorf("buckets[%d]: value %d is not a bucket boundary (want %d)", i, v, hdrLowest(v))
+		if lo := hdrLowestSF(v, h.SignificantFigures); lo != v {
+			return fmt.Errorf("buckets[%d]: value %d is not a bucket boundary (want %d)", i, v, lo)
 		}
 		if i > 0 && v <= h.Buckets[i-1][0] {
 			return fmt.Errorf("buckets[%d]: value %d not ascending (previous %d)", i, v, h.Buckets[i-1][0])
@@ -254,10 +254,10 @@ func (h *Histogram) validate(calls int64) error {
 	if total != calls {
 		return fmt.Errorf("buckets: counts add up to %d, calls is %d", total, calls)
 	}
-	if first := h.Buckets[0][0]; hdrLowest(h.Min) != first {
+	if first := h.Buckets[0][0]; hdrLowestSF(h.Min, h.SignificantFigures) != first {
 		return fmt.Errorf("min: %d is not in the first bucket (%d)", h.Min, first)
 	}
-	if last := h.Buckets[len(h.Buckets)-1][0]; hdrLowest(h.Max) != last {
+	if last := h.Buckets[len(h.Buckets)-1][0]; hdrLowestSF(h.Max, h.SignificantFigures) != last {
 		return fmt.Errorf("max: %d is not in the last bucket (%d)", h.Max, last)
 	}
 	lo, okLo := mulInt64(h.Min, calls)

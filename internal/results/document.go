@@ -76,7 +76,7 @@ type Scenario struct {
 type Histogram struct {
 	// Unit is always "us".
 	Unit string `json:"unit"`
-	// SignificantFigures is the HDR precision (3).
+	// SignificantFigures is the HDR precision: 3, or 2 once reduced to fit a size budget (Fit).
 	SignificantFigures int `json:"sigFigs"`
 	// Min is the exact smallest value recorded (µs), not a bucket bound.
 	Min int64 `json:"min"`

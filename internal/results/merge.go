@@ -160,9 +160,13 @@ func mergeScenario(acc, s *Scenario) error {
 	} else if s.Type != "" && s.Type != acc.Type {
 		return fmt.Errorf("type %q differs from %q", s.Type, acc.Type)
 	}
-	if acc.Latency.Unit != s.Latency.Unit || acc.Latency.SignificantFigures != s.Latency.SignificantFigures {
-		return fmt.Errorf("latency histograms have different parameters (%s/%d and %s/%d)",
-			acc.Latency.Unit, acc.Latency.SignificantFigures, s.Latency.Unit, s.Latency.SignificantFigures)
+	if acc.Latency.Unit != s.Latency.Unit {
+		return fmt.Errorf("latency histograms have different units (%s and %s)", acc.Latency.Unit, s.Latency.Unit)
+	}
+	latency := s.Latency
+	if sf := min(acc.Latency.SignificantFigures, latency.SignificantFigures); sf != latency.SignificantFigures ||
+		sf != acc.Latency.SignificantFigures { // the finer one is reduced, exactly
+		acc.Latency, latency = reducePrecision(acc.Latency, sf), reducePrecision(latency, sf)
 	}
 	starts := s.Starts
 	if acc.Starts.BucketMs != starts.BucketMs {
@@ -200,7 +204,7 @@ func mergeScenario(acc, s *Scenario) error {
 	acc.BytesSent += s.BytesSent
 	acc.BytesReceived += s.BytesReceived
 	acc.Latency.Sum += s.Latency.Sum
-	acc.Latency.Buckets = mergeBuckets(acc.Latency.Buckets, s.Latency.Buckets)
+	acc.Latency.Buckets = mergeBuckets(acc.Latency.Buckets, latency.Buckets)
 	acc.Starts = mergeTimelines(acc.Starts, starts)
 	acc.ErrorKinds = addMaps(acc.ErrorKinds, s.ErrorKinds)
 	acc.ReturnValues = addMaps(acc.ReturnValues, s.ReturnValues)

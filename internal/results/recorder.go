@@ -14,10 +14,11 @@ import (
 var TimelineWidthsMs = []int64{1000, 2000, 10_000, 20_000, 60_000, 300_000, 900_000, 3_600_000}
 
 // TimelineMaxBuckets is how many buckets a Recorder's timeline holds before it coarsens to
-// the next width of TimelineWidthsMs: 1 s buckets for scenarios up to 68 min, 1 min buckets
-// up to 68 h, 5 min buckets up to 341 h (a week fits), so a scenario's timeline stays at most
-// 4,096 counts whatever its duration (up to 170 days; longer ones grow past it in 1 h buckets).
-const TimelineMaxBuckets = 4096
+// the next width of TimelineWidthsMs: 1 s buckets for scenarios up to 48 min, 2 s up to 96 min,
+// 10 s up to 8 h, 20 s up to 16 h, 1 min up to 48 h, 5 min up to 240 h (a week fits), 15 min
+// up to 30 days, then 1 h: a scenario's timeline stays at most 2,880 counts whatever its
+// duration (up to 120 days; the longest runs grow past it in 1 h buckets).
+const TimelineMaxBuckets = 2880
 
 // Recorder accumulates the calls of one scenario in bounded memory (about 190 KiB of
 // histogram counts, plus at most 8·TimelineMaxBuckets bytes of start timeline: the timeline

@@ -178,7 +178,7 @@ func quantile(h *Histogram, n int64, q float64) float64 {
 	for _, b := range h.Buckets {
 		seen += b[1]
 		if seen >= rank {
-			mid := float64(b[0]) + float64(hdrWidth(b[0])-1)/2
+			mid := float64(b[0]) + float64(hdrWidthSF(b[0], h.SignificantFigures)-1)/2
 			return min(max(mid, float64(h.Min)), float64(h.Max))
 		}
 	}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -57,10 +58,10 @@ func TestRecorderCoarsens(t *testing.T) {
 		d, step time.Duration
 		wantMs  int64
 	}{
-		{10 * time.Minute, 50 * time.Millisecond, 1000},
-		{2 * time.Hour, 500 * time.Millisecond, 2000},
-		{10 * time.Hour, 2 * time.Second, 10_000},
-		{20 * time.Hour, 5 * time.Second, 20_000},
+		{40 * time.Minute, 50 * time.Millisecond, 1000},
+		{90 * time.Minute, 500 * time.Millisecond, 2000},
+		{6 * time.Hour, 2 * time.Second, 10_000},
+		{12 * time.Hour, 5 * time.Second, 20_000},
 		{24 * time.Hour, 5 * time.Second, 60_000},
 		{168 * time.Hour, 30 * time.Second, 300_000},
 	} {
@@ -108,7 +109,7 @@ func TestRecorderCoarsensOutOfOrder(t *testing.T) {
 }
 
 // TestMergeDifferentWidths: documents whose timelines coarsened differently (a runner that
-// ran 2 h next to one that ran 30 h) merge exactly at the coarser width, in any order, and
+// ran 2 h next to one that ran 30 h: 10 s and 1 min buckets) merge exactly at the coarser width, in any order, and
 // the calls per minute of the merge are the exact counts of all starts.
 func TestMergeDifferentWidths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -117,7 +118,7 @@ func TestMergeDifferentWidths(t *testing.T) {
 	sb := recordSteady(rb, t0, 30*time.Hour, 11*time.Second, rng)
 	da := &Document{SchemaVersion: SchemaVersion, Runners: []string{"a"}, Scenarios: []Scenario{ra.Scenario()}}
 	db := &Document{SchemaVersion: SchemaVersion, Runners: []string{"b"}, Scenarios: []Scenario{rb.Scenario()}}
-	if da.Scenarios[0].Starts.BucketMs != 2000 || db.Scenarios[0].Starts.BucketMs != 60_000 {
+	if da.Scenarios[0].Starts.BucketMs != 10_000 || db.Scenarios[0].Starts.BucketMs != 60_000 {
 		t.Fatalf("widths %d and %d", da.Scenarios[0].Starts.BucketMs, db.Scenarios[0].Starts.BucketMs)
 	}
 	ab, ba := mustMerge(t, da, db), mustMerge(t, db, da)
@@ -133,7 +134,7 @@ func TestMergeDifferentWidths(t *testing.T) {
 		t.Errorf("calls per minute of the merge differ from the exact counts")
 	}
 	// Inputs untouched.
-	if da.Scenarios[0].Starts.BucketMs != 2000 || da.Validate() != nil {
+	if da.Scenarios[0].Starts.BucketMs != 10_000 || da.Validate() != nil {
 		t.Error("merge changed its input")
 	}
 }
@@ -158,3 +159,70 @@ func TestMergerStreams(t *testing.T) {
 		t.Errorf("%d runners", len(got.Runners))
 	}
 }
+
+// TestReducePrecision: a histogram reduced to 2 significant figures keeps every count, stays
+// valid, merges with 3-figure histograms at 2 figures exactly, and its percentiles stay
+// within 1 % of the exact ones.
+func TestReducePrecision(t *testing.T) {
+	a, raw := randomDoc("a", 1, t0, 50_000, "get")
+	b, rawB := randomDoc("b", 2, t0, 50_000, "get")
+	coarse := &Document{SchemaVersion: SchemaVersion, Runners: a.Runners, Scenarios: slices.Clone(a.Scenarios)}
+	coarse.Scenarios[0].Latency = reducePrecision(a.Scenarios[0].Latency, HistogramCoarseSigFigs)
+	if err := coarse.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := coarse.Scenarios[0].Latency
+	if len(h.Buckets) >= len(a.Scenarios[0].Latency.Buckets)/3 {
+		t.Errorf("%d buckets from %d", len(h.Buckets), len(a.Scenarios[0].Latency.Buckets))
+	}
+	m := mustMerge(t, coarse, b)
+	bc := &Document{SchemaVersion: SchemaVersion, Runners: b.Runners, Scenarios: slices.Clone(b.Scenarios)}
+	bc.Scenarios[0].Latency = reducePrecision(b.Scenarios[0].Latency, HistogramCoarseSigFigs)
+	want := mustMerge(t, coarse, bc)
+	if !slices.Equal(m.Scenarios[0].Latency.Buckets, want.Scenarios[0].Latency.Buckets) || m.Scenarios[0].Latency.SignificantFigures != 2 {
+		t.Error("merging 2 and 3 figures differs from merging both at 2")
+	}
+	all := append(slices.Clone(raw["get"]), rawB["get"]...)
+	slices.Sort(all)
+	got := Summarize(m, DefaultOptions()).Scenarios[0].LatencyMs
+	for _, c := range []struct {
+		q   float64
+		got float64
+	}{{0.5, got.P50}, {0.9, got.P90}, {0.99, got.P99}} {
+		if exact := exactQuantile(all, c.q) / 1000; c.got < exact*0.99-0.01 || c.got > exact*1.01+0.01 {
+			t.Errorf("p%v = %v ms, exact %v ms", c.q*100, c.got, exact)
+		}
+	}
+}
+
+// TestFit: a document over budget is coarsened step by step, exactly, until it fits or
+// nothing is left to coarsen; one within budget is left alone.
+func TestFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	r := NewRecorder("s", "")
+	recordSteady(r, t0, 40*time.Minute, 100*time.Millisecond, rng)
+	doc := &Document{SchemaVersion: SchemaVersion, Runners: []string{"r"}, Scenarios: []Scenario{r.Scenario()}}
+	before := doc.Scenarios[0]
+	if _, _, err := Fit(doc, 1<<20); err != nil || doc.Scenarios[0].Starts.BucketMs != 1000 || doc.Scenarios[0].Latency.SignificantFigures != 3 {
+		t.Fatalf("a small document was coarsened: %v", err)
+	}
+	raw, n, err := Fit(doc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(bytesReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := back.Scenarios[0]
+	if s.Calls != before.Calls || s.Latency.Sum != before.Latency.Sum || s.Latency.SignificantFigures != 2 ||
+		s.Starts.BucketMs != 3_600_000 || n <= 0 {
+		t.Errorf("fitted to nothing: %d calls, sigFigs %d, buckets of %d ms, %d bytes", s.Calls, s.Latency.SignificantFigures, s.Starts.BucketMs, n)
+	}
+	if doc.Coarsen() {
+		t.Error("Coarsen reported more to do at the coarsest")
+	}
+}
+
+// bytesReader reads b.
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

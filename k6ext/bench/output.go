@@ -107,7 +107,13 @@ func writeDocument(path string, doc *results.Document) error {
 		return err
 	}
 	defer func() { _ = os.Remove(f.Name()) }() // no-op after the rename
-	if err := results.Encode(f, doc); err != nil {
+	// Fitted to what a runner may store, exactly (coarser histograms and timelines, never
+	// fewer calls): see results.Fit and SCHEMA.md's size budget.
+	raw, _, err := results.Fit(doc, results.StoredBudget)
+	if err == nil {
+		_, err = f.Write(raw)
+	}
+	if err != nil {
 		_ = f.Close()
 		return err
 	}
