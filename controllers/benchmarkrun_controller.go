@@ -136,7 +136,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	case v1alpha1.PhaseRunning:
 		err = r.watchRunners(ctx, s)
 	case v1alpha1.PhaseCollecting:
-		err = r.collect(ctx, s)
+		err = r.collectFailed(s, r.collect(ctx, s))
 	}
 	if err != nil {
 		return ctrl.Result{}, err

@@ -252,6 +252,11 @@ type ResourceUsage struct {
 type ReportRef struct {
 	// ConfigMapName is the ConfigMap holding report.md and results.json.
 	ConfigMapName string `json:"configMapName"`
+	// Parts name further ConfigMaps holding the per-minute series (series.json) when the
+	// report would not fit in one ConfigMap; report.md and results.json then leave them out.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Parts []string `json:"parts,omitempty"`
 }
 
 // RunRecord keeps the outcome of an earlier generation.

@@ -1,0 +1,88 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// maxStatusBytes bounds the status the manager writes, well under etcd's ~1.5 MiB object
+// limit (the spec, metadata and managed fields share it).
+var maxStatusBytes = 256 << 10
+
+// fitStatus trims st until its JSON is at most maxStatusBytes, dropping what is kept
+// elsewhere first: the per-minute series of history records (in their report ConfigMaps),
+// then history records from the oldest (their report ConfigMaps stay until the run is
+// deleted), then the current per-minute series (in the report), then return values beyond
+// the top 5 and partial reasons beyond 8. It returns what it trimmed, one line each.
+func fitStatus(st *v1alpha1.BenchmarkRunStatus) []string {
+	var trimmed []string
+	steps := []struct {
+		what string
+		do   func() bool
+	}{
+		{"per-minute series of status.history (kept in their reports)", func() bool {
+			did := false
+			for i := range st.History {
+				did = stripSeries(st.History[i].Results) || did
+			}
+			return did
+		}},
+		{"oldest status.history records (their reports are kept)", func() bool {
+			if len(st.History) == 0 {
+				return false
+			}
+			st.History = st.History[:len(st.History)-1]
+			return true
+		}},
+		{"status.results[].callsPerMinute (kept in the report)", func() bool { return stripSeries(st.Results) }},
+		{"status.results[].returnValues beyond the top 5 (kept in the report)", func() bool {
+			did := false
+			for i := range st.Results {
+				if rv := st.Results[i].ReturnValues; len(rv) > 5 {
+					st.Results[i].ReturnValues, did = rv[:5], true
+				}
+			}
+			return did
+		}},
+		{"status.partialReasons beyond 8 (kept in the report)", func() bool {
+			if len(st.PartialReasons) <= 8 {
+				return false
+			}
+			st.PartialReasons = st.PartialReasons[:8]
+			return true
+		}},
+	}
+	for _, step := range steps {
+		for statusSize(st) > maxStatusBytes && step.do() {
+			if len(trimmed) == 0 || trimmed[len(trimmed)-1] != step.what {
+				trimmed = append(trimmed, step.what)
+			}
+		}
+	}
+	if n := statusSize(st); n > maxStatusBytes {
+		trimmed = append(trimmed, fmt.Sprintf("still %d KiB", n>>10))
+	}
+	return trimmed
+}
+
+// stripSeries drops the per-minute series of results; it reports whether any was set.
+func stripSeries(rs []v1alpha1.ScenarioResult) bool {
+	did := false
+	for i := range rs {
+		if rs[i].CallsPerMinute != nil {
+			rs[i].CallsPerMinute, did = nil, true
+		}
+	}
+	return did
+}
+
+// statusSize is the size of st's JSON.
+func statusSize(st *v1alpha1.BenchmarkRunStatus) int {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
