@@ -6,6 +6,7 @@
 #   2. HeTu hello_world calls/s: our k6 Go client vs the Python asyncio client, same server and connections
 #   3. Histogram record and merge throughput (Go benchmarks of internal/results)
 #   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
+#   5. Manager collection of 1,024 runner documents × 24 h: streaming merge vs all decoded first
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ROUNDS (3).
 set -euo pipefail
@@ -58,3 +59,12 @@ go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s 
 
 hr "4. Runner memory after 10^8 samples"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
+
+hr "5. Collection of 1,024 runner documents (4 scenarios × 24 h each): streaming merge vs all in memory"
+col=()
+for mode in stream all; do
+  line=$(BENCHRUN_BENCH=1 BENCHRUN_COLLECT_MODE=$mode go test -count=1 -v -run '^TestCollectScale$' ./internal/runner/ | grep '^collect ')
+  echo "$line"
+  col+=("$(sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p' <<<"$line")")
+done
+echo "peak RSS ratio streaming/all-in-memory: $(python3 -c "print(f'{${col[0]}/${col[1]}:.3f}')")  (goal: streaming <= 128 MiB: $([[ ${col[0]} -le 128 ]] && echo met || echo NOT met))"
