@@ -11,11 +11,11 @@ import (
 // limit (the spec, metadata and managed fields share it).
 var maxStatusBytes = 256 << 10
 
-// fitStatus trims st until its JSON is at most maxStatusBytes, dropping what is kept
-// elsewhere first: the per-minute series of history records (in their report ConfigMaps),
-// then history records from the oldest (their report ConfigMaps stay until the run is
-// deleted), then the current per-minute series (in the report), then return values beyond
-// the top 5 and partial reasons beyond 8. It returns what it trimmed, one line each.
+// fitStatus trims st until its JSON is at most maxStatusBytes, dropping what the report
+// ConfigMaps keep first: the per-minute series and return values beyond the top 5 of history
+// records, then of the current results, then history records from the oldest (their report
+// ConfigMaps stay until the run is deleted), then partial reasons beyond 8. It returns what it
+// trimmed, one line each.
 func fitStatus(st *v1alpha1.BenchmarkRunStatus) []string {
 	var trimmed []string
 	steps := []struct {
@@ -29,22 +29,21 @@ func fitStatus(st *v1alpha1.BenchmarkRunStatus) []string {
 			}
 			return did
 		}},
+		{"status.history[].results[].returnValues beyond the top 5 (kept in their reports)", func() bool {
+			did := false
+			for i := range st.History {
+				did = topFive(st.History[i].Results) || did
+			}
+			return did
+		}},
+		{"status.results[].callsPerMinute (kept in the report)", func() bool { return stripSeries(st.Results) }},
+		{"status.results[].returnValues beyond the top 5 (kept in the report)", func() bool { return topFive(st.Results) }},
 		{"oldest status.history records (their reports are kept)", func() bool {
 			if len(st.History) == 0 {
 				return false
 			}
 			st.History = st.History[:len(st.History)-1]
 			return true
-		}},
-		{"status.results[].callsPerMinute (kept in the report)", func() bool { return stripSeries(st.Results) }},
-		{"status.results[].returnValues beyond the top 5 (kept in the report)", func() bool {
-			did := false
-			for i := range st.Results {
-				if rv := st.Results[i].ReturnValues; len(rv) > 5 {
-					st.Results[i].ReturnValues, did = rv[:5], true
-				}
-			}
-			return did
 		}},
 		{"status.partialReasons beyond 8 (kept in the report)", func() bool {
 			if len(st.PartialReasons) <= 8 {
@@ -65,6 +64,18 @@ func fitStatus(st *v1alpha1.BenchmarkRunStatus) []string {
 		trimmed = append(trimmed, fmt.Sprintf("still %d KiB", n>>10))
 	}
 	return trimmed
+}
+
+// topFive cuts the return values of results to the 5 most frequent; it reports whether any
+// was longer.
+func topFive(rs []v1alpha1.ScenarioResult) bool {
+	did := false
+	for i := range rs {
+		if rv := rs[i].ReturnValues; len(rv) > 5 {
+			rs[i].ReturnValues, did = rv[:5], true
+		}
+	}
+	return did
 }
 
 // stripSeries drops the per-minute series of results; it reports whether any was set.
