@@ -332,3 +332,42 @@ func TestCollectDeadline(t *testing.T) {
 func reconcileRequest(ns, name string) ctrl.Request {
 	return ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}
 }
+
+// TestHistoryDropsReportParts: a history record pushed out of status.history takes its
+// report ConfigMap and the report's parts with it.
+func TestHistoryDropsReportParts(t *testing.T) {
+	e := newEnv(t)
+	run := e.create(e.redisRun("parts", 1))
+	e.reconcile(run.Name)
+	run = e.get(run.Name)
+	names := []string{"old-report", "old-report-series-0", "old-report-series-1"}
+	for _, n := range names {
+		if err := k8sClient.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: e.ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for g := range maxHistory {
+		rec := v1alpha1.RunRecord{Generation: int64(-g), Phase: v1alpha1.PhaseSucceeded}
+		if g == maxHistory-1 {
+			rec.Report = &v1alpha1.ReportRef{ConfigMapName: names[0], Parts: names[1:]}
+		}
+		run.Status.History = append(run.Status.History, rec)
+	}
+	if err := k8sClient.Status().Update(e.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run = e.get(run.Name)
+	run.Spec.Load.Workers++
+	if err := k8sClient.Update(e.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(run.Name)
+	if h := e.get(run.Name).Status.History; len(h) != maxHistory {
+		t.Fatalf("%d history records", len(h))
+	}
+	for _, n := range names {
+		if e.exists(&corev1.ConfigMap{}, n) {
+			t.Errorf("report ConfigMap %s of the dropped record still there", n)
+		}
+	}
+}
