@@ -107,15 +107,15 @@ func compactNumberArrays(b []byte) []byte {
 	return out
 }
 
-// Validate checks that doc is a consistent document of schema version SchemaVersion: counts
+// Validate checks that doc is a consistent document of a schema version this package reads: counts
 // are non-negative and add up, histogram buckets are ascending, in range and on bucket
 // boundaries, timelines agree with the call counts and maps are bounded.
 func (doc *Document) Validate() error {
 	if doc == nil {
 		return errors.New("results: nil document")
 	}
-	if doc.SchemaVersion != SchemaVersion {
-		return fmt.Errorf("results: schemaVersion: unsupported version %d (this build reads %d)", doc.SchemaVersion, SchemaVersion)
+	if doc.SchemaVersion < MinSchemaVersion || doc.SchemaVersion > SchemaVersion {
+		return fmt.Errorf("results: schemaVersion: unsupported version %d (this build reads %d to %d)", doc.SchemaVersion, MinSchemaVersion, SchemaVersion)
 	}
 	if !doc.Partial && len(doc.PartialReasons) > 0 {
 		return errors.New("results: partialReasons: set but partial is false")
@@ -130,6 +130,9 @@ func (doc *Document) Validate() error {
 			return fmt.Errorf("results: scenarios[%d].name: duplicate scenario %q", i, s.Name)
 		}
 		seen[s.Name] = true
+		if doc.SchemaVersion == 1 && s.Latency.SignificantFigures != HistogramSigFigs {
+			return fmt.Errorf("results: scenarios[%d] (%q).latency.sigFigs: %d needs schemaVersion 2", i, s.Name, s.Latency.SignificantFigures)
+		}
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("results: scenarios[%d] (%q).%w", i, s.Name, err)
 		}

@@ -7,7 +7,7 @@
 // or the CLI reads documents with Decode (strictly validated), combines them with Merge,
 // computes the published statistics with Summarize and writes them with RenderMarkdown (the
 // seed tables), RenderJSON, RenderCSV or RenderComparison. SCHEMA.md in this directory
-// documents the document format (schema version 1), its units, bounds and merge rules.
+// documents the document format (schema version 2, reads 1), its units, bounds and merge rules.
 //
 // The package is pure: no Kubernetes imports, no I/O beyond io.Reader/io.Writer.
 package results
@@ -15,14 +15,20 @@ package results
 import "time"
 
 // SchemaVersion is the version of the result document format written by this package.
-// Decoders accept documents of this version only; bump it on any incompatible change.
-const SchemaVersion = 1
+// Decoders accept documents from MinSchemaVersion to this version; bump it on any
+// incompatible change. Version 2 adds histograms of 2 significant figures (documents fitted
+// to a size budget); a version 1 document is a version 2 document with 3-figure histograms.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest document version this package reads.
+const MinSchemaVersion = 1
 
 // Document is the result of one runner process for a whole run: every scenario it ran,
 // in bounded size (histograms and counters, never raw samples). Documents from any number
 // of runners merge exactly with Merge.
 type Document struct {
-	// SchemaVersion is always SchemaVersion for documents produced by this code.
+	// SchemaVersion is SchemaVersion for documents produced by this code; documents of
+	// MinSchemaVersion and later are read.
 	SchemaVersion int `json:"schemaVersion"`
 	// Runners names the runner processes whose data this document holds
 	// (one entry for a runner's own document, several after a merge).
