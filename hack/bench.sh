@@ -60,7 +60,7 @@ go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s 
 hr "4. Runner memory after 10^8 samples"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
 
-hr "5. Collection of 1,024 runner documents (4 scenarios × 24 h each): streaming merge vs all in memory"
+hr "5. Collection of 1,024 runner documents (2 scenarios × 24 h each): streaming merge vs all in memory"
 col=()
 for mode in stream all; do
   line=$(BENCHRUN_BENCH=1 BENCHRUN_COLLECT_MODE=$mode go test -count=1 -v -run '^TestCollectScale$' ./internal/runner/ | grep '^collect ')

@@ -17,7 +17,7 @@ import (
 )
 
 // TestCollectScale measures the manager's collection of BENCHRUN_COLLECT_RUNNERS (1,024)
-// synthetic runner documents of 4 scenarios × 24 h each (stored gzip'd as runners store
+// synthetic runner documents of 2 scenarios × 24 h each (stored gzip'd as runners store
 // them): decode, merge, summarize. BENCHRUN_COLLECT_MODE=stream is what collect does (one
 // document at a time, lifecycle.MergeEach); =all is the baseline it replaced (every document
 // decoded first, then merged). Each mode runs in its own process (make bench) so the peak RSS
@@ -34,7 +34,7 @@ func TestCollectScale(t *testing.T) {
 	// Eight distinct stored documents stand for the runners' ConfigMaps (fetched one at a time).
 	var stored [8][]byte
 	for i := range stored {
-		doc, err := resultstest.Document(resultstest.Spec{Runner: "r", Scenarios: 4, Duration: 24 * time.Hour,
+		doc, err := resultstest.Document(resultstest.Spec{Runner: "r", Scenarios: 2, Duration: 24 * time.Hour,
 			CallsPerMinute: 600_000, Samples: 50_000, Seed: uint64(i + 1), Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
 		if err != nil {
 			t.Fatal(err)
@@ -77,10 +77,10 @@ func TestCollectScale(t *testing.T) {
 	}
 	sum := results.Summarize(merged, results.DefaultOptions())
 	elapsed := time.Since(start)
-	if len(merged.Runners) != n || len(sum.Scenarios) != 4 {
+	if len(merged.Runners) != n || len(sum.Scenarios) != 2 {
 		t.Fatalf("%d runners, %d scenarios merged", len(merged.Runners), len(sum.Scenarios))
 	}
-	fmt.Printf("collect %s: %d runner documents (%d KiB gzip each, 4 scenarios × 24 h): %.2f s, peak RSS %d MiB (%d MiB before collecting)\n",
+	fmt.Printf("collect %s: %d runner documents (%d KiB gzip each, 2 scenarios × 24 h): %.2f s, peak RSS %d MiB (%d MiB before collecting)\n",
 		mode, n, len(stored[0])>>10, elapsed.Seconds(), vmHWM(t)>>20, rssBefore>>20)
 }
 
