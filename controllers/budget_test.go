@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -95,6 +96,16 @@ func TestReportData(t *testing.T) {
 		t.Errorf("%d series in the parts", n)
 	}
 	t.Logf("report of 32 × 2,880 minutes: main %d KiB, %d parts", dataSize(data)>>10, len(parts))
+
+	// A thousand runners without results, each with a long reason: summarised.
+	for i := range 1024 {
+		sum.PartialReasons = append(sum.PartialReasons, fmt.Sprintf("runner-%d: no result stored (%s)", i, strings.Repeat("x", 1000)))
+	}
+	sum.Partial = true
+	data, _, err = reportData("t", sum, "", "[]", "r-report")
+	if err != nil || dataSize(data) > maxReportBytes || !strings.Contains(data["results.json"], "and 960 more reasons") {
+		t.Fatalf("report with 1,024 reasons: %v", err)
+	}
 }
 
 // TestPermanent: the API errors that retrying cannot heal.
@@ -117,5 +128,16 @@ func TestPermanent(t *testing.T) {
 		if got := permanent(c.err); got != c.want {
 			t.Errorf("permanent(%v) = %v", c.err, got)
 		}
+	}
+}
+
+// TestConditionMessageBounded: a condition message listing many runners' failures is cut
+// under the API's 32768-character limit, on a UTF-8 boundary.
+func TestConditionMessageBounded(t *testing.T) {
+	s := &step{run: &v1alpha1.BenchmarkRun{}}
+	s.setCondition(v1alpha1.ConditionSucceeded, "False", "PartialResults", strings.Repeat("runner-1: é failed; ", 4000))
+	m := s.run.Status.Conditions[0].Message
+	if len(m) > maxConditionMessage+16 || !strings.HasSuffix(m, "…(cut)") || !utf8.ValidString(m) {
+		t.Fatalf("message of %d bytes", len(m))
 	}
 }

@@ -61,8 +61,10 @@ func (r *BenchmarkRunReconciler) collectFailed(s *step, err error) error {
 }
 
 // boundMessage cuts an error text for a condition message (at most 1 KiB).
-func boundMessage(s string) string {
-	const limit = 1024
+func boundMessage(s string) string { return boundText(s, 1024) }
+
+// boundText cuts s to at most limit bytes (plus a cut mark) on a UTF-8 boundary.
+func boundText(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}

@@ -13,6 +13,9 @@ import (
 // object limit with room for metadata.
 var maxReportBytes = 900 << 10
 
+// maxReportReasons is how many partial reasons a report too large for one ConfigMap lists.
+const maxReportReasons = 64
+
 // reportSeriesKey is the key of a report part: the per-minute series of some scenarios.
 const reportSeriesKey = "series.json"
 
@@ -33,8 +36,9 @@ type scenarioSeries struct {
 // reportData renders the report ConfigMap's data: report.md (the seed tables plus extra),
 // results.json and resources.json. When that is over maxReportBytes, the per-minute series
 // move to parts named base-series-N (each within maxReportBytes), report.md and results.json
-// are rendered without them and report.md names the parts. It is an error when even that
-// does not fit.
+// are rendered without them and report.md names the parts, and partial reasons beyond
+// maxReportReasons are summarised by their count (e.g. a thousand runners without results).
+// It is an error when even that does not fit.
 func reportData(title string, sum results.Summary, extra, resources, base string) (map[string]string, []reportPart, error) {
 	data, err := renderReport(title, sum, extra, resources)
 	if err != nil || dataSize(data) <= maxReportBytes {
@@ -49,6 +53,10 @@ func reportData(title string, sum results.Summary, extra, resources, base string
 		names[i] = p.name
 	}
 	short := sum
+	if n := len(sum.PartialReasons); n > maxReportReasons {
+		short.PartialReasons = append(sum.PartialReasons[:maxReportReasons:maxReportReasons],
+			fmt.Sprintf("… and %d more reasons", n-maxReportReasons))
+	}
 	short.Scenarios = make([]results.ScenarioSummary, len(sum.Scenarios))
 	for i, sc := range sum.Scenarios {
 		sc.CallsPerMinute, sc.CallsPerInterval, sc.IntervalSeconds = nil, nil, 0

@@ -81,6 +81,7 @@ func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, m
 		cp := *c // SetStatusCondition changes the element in place
 		old = &cp
 	}
+	message = boundText(message, maxConditionMessage)
 	apimeta.SetStatusCondition(&s.run.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: s.run.Generation, LastTransitionTime: s.now,
@@ -98,6 +99,10 @@ func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, m
 		}
 	}
 }
+
+// maxConditionMessage bounds condition messages (the API refuses more than 32768 characters;
+// a run of many failed runners lists them all otherwise).
+const maxConditionMessage = 8 << 10
 
 // condition tells whether a condition is true.
 func (s *step) condition(typ string) bool {
