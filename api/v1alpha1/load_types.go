@@ -53,7 +53,7 @@ type LoadSpec struct {
 }
 
 // ScenarioType is what a scenario calls.
-// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;ycsb;script
+// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;ycsb;script;tcp.echo
 type ScenarioType string
 
 const (
@@ -77,12 +77,15 @@ const (
 	ScenarioYCSB ScenarioType = "ycsb"
 	// ScenarioScript runs a custom k6 script from a ConfigMap.
 	ScenarioScript ScenarioType = "script"
+	// ScenarioTCPEcho sends bodySize-byte messages to a TCP echo server and reads them back.
+	ScenarioTCPEcho ScenarioType = "tcp.echo"
 )
 
 // Scenario is one load phase.
 // +kubebuilder:validation:XValidation:rule="self.type == 'ycsb' || !has(self.ycsb)",message="ycsb settings apply only to type: ycsb"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'script') == has(self.script)",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
-// +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script']",message="bodySize applies only to redis.get, redis.set, ycsb and script scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo']",message="bodySize applies only to redis.get, redis.set, ycsb, script and tcp.echo scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.pipeline) || self.type == 'tcp.echo'",message="pipeline applies only to tcp.echo scenarios"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
@@ -91,7 +94,7 @@ type Scenario struct {
 	Name string `json:"name"`
 
 	// Type is what the scenario calls: hetu.hello_world, hetu.get, hetu.get_then_update,
-	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, ycsb or script.
+	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, ycsb, script or tcp.echo.
 	Type ScenarioType `json:"type"`
 
 	// Duration overrides load.duration for this scenario.
@@ -108,7 +111,8 @@ type Scenario struct {
 	// +optional
 	KeySpace *int64 `json:"keySpace,omitempty"`
 
-	// BodySize is the value size in bytes for redis.get, redis.set and ycsb records.
+	// BodySize is the value size in bytes for redis.get, redis.set and ycsb records, and the
+	// message size of tcp.echo (default 1000, the seeds' 0.98 KiB).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16777216
 	// +optional
@@ -117,6 +121,13 @@ type Scenario struct {
 	// YCSB configures a ycsb scenario.
 	// +optional
 	YCSB *YCSBSpec `json:"ycsb,omitempty"`
+
+	// Pipeline is the number of tcp.echo messages each connection keeps in flight (default 1:
+	// send, wait for the echo, send the next). Each message is still one recorded call.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	Pipeline *int32 `json:"pipeline,omitempty"`
 
 	// Script is the custom k6 script of a script scenario.
 	// +optional
