@@ -57,6 +57,8 @@ const (
 	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
 	// EnvRedisTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS Redis endpoint.
 	EnvRedisTLSCA = "BENCHRUN_REDIS_TLS_CA"
+	// EnvTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS tcp endpoint.
+	EnvTLSCA = "BENCHRUN_TLS_CA"
 	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
 	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
 )
@@ -149,6 +151,8 @@ type Scenario struct {
 	BodySize int32 `json:"bodySize,omitempty"`
 	// YCSB is the read/update/insert mix of a ycsb scenario.
 	YCSB *YCSB `json:"ycsb,omitempty"`
+	// Pipeline is the number of tcp.echo messages in flight per connection (0: 1).
+	Pipeline int32 `json:"pipeline,omitempty"`
 	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
@@ -175,6 +179,21 @@ type Target struct {
 	Redis *RedisTarget `json:"redis,omitempty"`
 	// HeTu is the HeTu endpoint for hetu.* scenarios.
 	HeTu *HeTuTarget `json:"hetu,omitempty"`
+	// TCP is the TCP endpoint for tcp.* scenarios (a custom target's first port, or an
+	// external target of kind tcp).
+	TCP *TCPTarget `json:"tcp,omitempty"`
+}
+
+// TCPTarget is a plain TCP (or TLS) endpoint.
+type TCPTarget struct {
+	// Addrs are host:port addresses; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// TLS enables TLS.
+	TLS bool `json:"tls,omitempty"`
+	// TLSServerName overrides the verified server name.
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	// TLSInsecure skips certificate verification.
+	TLSInsecure bool `json:"tlsInsecure,omitempty"`
 }
 
 // RedisTarget is a Redis endpoint.
@@ -211,6 +230,8 @@ const (
 	RoleMaster  = "master"
 	RoleReplica = "replica"
 	RoleProxy   = "proxy"
+	// RoleCustom is a custom target's first port (target.RoleCustom).
+	RoleCustom = "custom"
 )
 
 // ForRunner is the invocation of runner index (0-based) of count: its share of the virtual
@@ -299,6 +320,9 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 	if s.BodySize != nil {
 		sc.BodySize = *s.BodySize
 	}
+	if s.Pipeline != nil {
+		sc.Pipeline = *s.Pipeline
+	}
 	if y := s.YCSB; y != nil {
 		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
@@ -386,6 +410,15 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 	case t.Redis != nil:
 		out.Redis = redisAddrs()
 		addSecret(EnvRedisPassword, t.Redis.PasswordSecretRef)
+	case t.Custom != nil:
+		if a := byRole[RoleCustom]; len(a) > 0 {
+			out.TCP = &TCPTarget{Addrs: a}
+		}
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
+		out.TCP = externalTCP(t.External)
+		if tls := t.External.TLS; tls != nil && tls.Enabled {
+			addSecret(EnvTLSCA, tls.CASecretRef)
+		}
 	case t.External != nil && t.External.Kind == v1alpha1.ExternalHeTu:
 		e := t.External
 		out.HeTu = &HeTuTarget{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
@@ -396,6 +429,15 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addExternalSecrets(t.External)
 	}
 	return out, secrets
+}
+
+// externalTCP is the TCP endpoint of an external target of kind tcp.
+func externalTCP(e *v1alpha1.ExternalTarget) *TCPTarget {
+	r := &TCPTarget{Addrs: e.Addresses}
+	if e.TLS != nil && e.TLS.Enabled {
+		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
+	}
+	return r
 }
 
 func externalRedis(e *v1alpha1.ExternalTarget) *RedisTarget {
@@ -412,6 +454,10 @@ func checkTarget(spec Spec, t Target) error {
 		switch {
 		case s.Type == string(v1alpha1.ScenarioScript):
 			// a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
+		case strings.HasPrefix(s.Type, "tcp."):
+			if t.TCP == nil || len(t.TCP.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs a TCP endpoint and the target has none", s.Name)
+			}
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
