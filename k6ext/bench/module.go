@@ -46,6 +46,7 @@ func (m *Module) Exports() modules.Exports {
 		"redis":        m.redis,
 		"keys":         m.keys,
 		"scenarioType": m.scenarioType,
+		"echo":         m.echo,
 	}}
 }
 
