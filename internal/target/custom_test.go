@@ -23,7 +23,7 @@ func customSpec() *v1alpha1.CustomTarget {
 		Replicas:       3,
 		Placement: v1alpha1.Placement{NodeSelector: map[string]string{"pool": "bench"},
 			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
-			Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
+			Resources:   &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
 	}
 }
 
