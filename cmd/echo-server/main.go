@@ -1,12 +1,12 @@
 // Command echo-server is benchrun's tiny TCP echo server, the target of tcp.echo scenarios
 // in tests and in the e2e suite (image benchrun.local/echo:dev, built by hack/images/build.sh).
 //
-//	echo-server [-listen ADDR] [-stats ADDR]
+//	echo-server [-listen ADDR] [-stats ADDR] [-stats-file PATH]
 //
 // The listen address defaults to :$BENCHRUN_PORT_ECHO (set by `benchrun run` for a custom
 // target's port named echo), else :7007. With -stats, GET http://ADDR/stats answers the
 // counters as JSON ({"connections": N, "bytes": N}); they are also printed on exit
-// (SIGTERM/SIGINT).
+// (SIGTERM/SIGINT) and, with -stats-file, written there as JSON.
 package main
 
 import (
@@ -29,6 +29,7 @@ func main() {
 	}
 	listen := flag.String("listen", def, "TCP address to echo on")
 	stats := flag.String("stats", "", "HTTP address answering GET /stats with the counters (off when empty)")
+	statsFile := flag.String("stats-file", "", "file the final counters are written to as JSON on exit")
 	flag.Parse()
 	srv, ln, stop, err := echo.Listen(*listen)
 	if err != nil {
@@ -55,4 +56,11 @@ func main() {
 	<-sigs
 	st := stop()
 	fmt.Printf("echo-server: %d connections, %d bytes echoed\n", st.Connections, st.Bytes)
+	if *statsFile != "" {
+		b, _ := json.Marshal(st)
+		if err := os.WriteFile(*statsFile, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "echo-server:", err)
+			os.Exit(1)
+		}
+	}
 }
