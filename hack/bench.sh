@@ -6,8 +6,10 @@
 #   2. HeTu hello_world calls/s: our k6 Go client vs the Python asyncio client, same server and connections
 #   3. Histogram record and merge throughput (Go benchmarks of internal/results)
 #   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
+#   5. TCP echo calls/s: our k6 (tcp.echo Go hot path, every message recorded) vs a plain Go
+#      client loop (hack/echo-client), same echo server (cmd/echo-server), connections and size
 #
-# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ROUNDS (3).
+# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), ROUNDS (3).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -58,3 +60,39 @@ go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s 
 
 hr "4. Runner memory after 10^8 samples"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
+
+hr "5. TCP echo: benchrun k6 tcp.echo vs a plain Go client loop (${ECHO_CONNS:=16} connections, 1000 B, ${SECS}s, median of $ROUNDS)"
+(
+  EW=$(mktemp -d)
+  go build -o "$EW/echo-server" ./cmd/echo-server && go build -o "$EW/echo-client" ./hack/echo-client
+  EPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$EW/echo-server" -listen "127.0.0.1:$EPORT" >/dev/null &
+  EPID=$!
+  trap 'kill $EPID 2>/dev/null || true; rm -rf "$EW"' EXIT # the subshell's own trap
+  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$EPORT") 2>/dev/null && break; sleep 0.1; done
+  go_r=() k6_r=()
+  for r in $(seq "$ROUNDS"); do
+    go_r+=("$("$EW/echo-client" -addr "127.0.0.1:$EPORT" -conns "$ECHO_CONNS" -size 1000 -seconds "$SECS" |
+      python3 -c 'import json,sys; print(round(json.load(sys.stdin)["callsPerSec"], 1))')")
+    BENCHRUN_PLAN='{"scenarios":[{"name":"echo","type":"tcp.echo","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$ECHO_CONNS',"keySpace":1,"bodySize":1000}],"graceMs":1000}' \
+      BENCHRUN_TARGET='{"tcp":{"addrs":["127.0.0.1:'$EPORT'"]}}' \
+      "$K6" run -q --summary-mode disabled --out "benchrun=$EW/echo-$r.json" scripts/k6/benchrun.js >/dev/null
+    k6_r+=("$(python3 - "$EW/echo-$r.json" <<'PY'
+import json, sys
+from datetime import datetime
+s = json.load(open(sys.argv[1]))["scenarios"][0]
+t = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00"))
+print(round(s["calls"] / (t(s["lastEnd"]) - t(s["firstStart"])).total_seconds(), 1))
+PY
+  )")
+  done
+  python3 - "${go_r[*]}" "${k6_r[*]}" <<'PY'
+import statistics, sys
+go = [float(x) for x in sys.argv[1].split()]
+ours = [float(x) for x in sys.argv[2].split()]
+mg, mo = statistics.median(go), statistics.median(ours)
+print(f"plain Go client loop: {mg:,.1f} calls/s  (runs: {go})")
+print(f"benchrun k6 tcp.echo: {mo:,.1f} calls/s  (runs: {ours})")
+print(f"ratio benchrun/Go loop: {mo/mg:.2f}  (client, echo server and k6 share the machine's cores)")
+PY
+)
