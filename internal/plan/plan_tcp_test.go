@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +59,40 @@ func TestTCPEchoPlan(t *testing.T) {
 	}
 	if _, err := ForRunner(custom, nil, 0, 1); err == nil {
 		t.Error("a custom target without endpoints gave a plan")
+	}
+}
+
+// An http scenario gets its request with defaults filled in (GET /, keep-alive, HTTP/1.1) and
+// BENCHRUN_TARGET.http from an external http target (TLS) or a custom target's first port.
+func TestHTTPPlan(t *testing.T) {
+	off := false
+	ext := echoRun(v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalHTTP, Addresses: []string{"web:443"},
+		TLS: &v1alpha1.TLSSpec{Enabled: true}}})
+	ext.Spec.Load.Scenarios = []v1alpha1.Scenario{{Name: "get", Type: v1alpha1.ScenarioHTTP},
+		{Name: "post", Type: v1alpha1.ScenarioHTTP, HTTP: &v1alpha1.HTTPSpec{Method: "POST", Path: "/items", KeepAlive: &off,
+			Protocol: v1alpha1.HTTP2, Headers: map[string]string{"X-A": "1"}}}}
+	inv, err := ForRunner(ext, nil, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target Target
+	var spec Spec
+	_ = json.Unmarshal([]byte(inv.Env[EnvTarget]), &target)
+	_ = json.Unmarshal([]byte(inv.Env[EnvPlan]), &spec)
+	if target.HTTP == nil || target.HTTP.Addrs[0] != "web:443" || !target.HTTP.TLS {
+		t.Errorf("target %s", inv.Env[EnvTarget])
+	}
+	get, post := spec.Scenarios[0].HTTP, spec.Scenarios[1].HTTP
+	if get == nil || get.Method != "GET" || get.Path != "/" || !get.KeepAlive || get.Protocol != "http1.1" || get.Headers != nil {
+		t.Errorf("get %+v", get)
+	}
+	if post == nil || post.Method != "POST" || post.Path != "/items" || post.KeepAlive || post.Protocol != "h2c" || post.Headers["X-A"] != "1" {
+		t.Errorf("post %+v", post)
+	}
+	custom := echoRun(v1alpha1.TargetSpec{Custom: &v1alpha1.CustomTarget{Image: "e"}})
+	custom.Spec.Load.Scenarios = ext.Spec.Load.Scenarios[:1]
+	inv, err = ForRunner(custom, []v1alpha1.Endpoint{{Role: RoleCustom, Address: "s:8080"}}, 0, 1)
+	if err != nil || !strings.Contains(inv.Env[EnvTarget], `"http":{"addrs":["s:8080"]}`) {
+		t.Errorf("custom: %v %s", err, inv.Env[EnvTarget])
 	}
 }
