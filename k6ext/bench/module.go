@@ -47,6 +47,7 @@ func (m *Module) Exports() modules.Exports {
 		"keys":         m.keys,
 		"scenarioType": m.scenarioType,
 		"echo":         m.echo,
+		"http":         m.httpJS,
 	}}
 }
 

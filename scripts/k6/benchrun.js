@@ -3,10 +3,10 @@
 // (local processes) both start it; nothing here is specific to either.
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
-//                    bodySize, pipeline, ycsb: {read, update, insert, recordCount, distribution}, params}],
+//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol}, ycsb: {read, update, insert, recordCount, distribution}, params}],
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
-//                    tcp: {addrs, tls...}}
+//                    tcp: {addrs, tls...}, http: {addrs, tls...}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
 //   BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT: this runner's slot, read by k6/x/benchrun:
 //                    ycsb inserts of runner i of n take every n-th new key from i
@@ -17,7 +17,7 @@
 // Each plan scenario becomes a constant-vus k6 scenario of the same name; calls are issued
 // and recorded by the Go hot paths of k6/x/benchrun and k6/x/hetu. Scenario params:
 //   batch   calls per k6 iteration (default 100 for redis.get/set/ping, ycsb and tcp.echo, 20 for
-//           redis.upsert, 10 for hetu.*)
+//           http and redis.upsert, 10 for hetu.*)
 //   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup();
 //           slow: about 3 minutes for 30000 rows on 2 cores, so off by default (the seeds'
 //           just_get answers misses the same way)
@@ -57,12 +57,14 @@ const EXEC = {
   'redis.ping': 'redis_ping',
   ycsb: 'ycsb',
   'tcp.echo': 'tcp_echo',
+  http: 'http',
 };
 
 /** The BENCHRUN_TARGET entry a scenario type connects to. */
 function targetOf(type) {
   if (type.startsWith('hetu.')) return TARGET.hetu;
   if (type.startsWith('tcp.')) return TARGET.tcp;
+  if (type === 'http') return TARGET.http;
   return TARGET.redis;
 }
 
@@ -287,6 +289,38 @@ export function tcp_echo() {
   }
   const n = intParam(s, 'batch', 100);
   vuEcho.loop(n);
+  calls.add(n);
+}
+
+// ---- HTTP -------------------------------------------------------------------------------
+
+// One HTTP client per VU for the scenario it is running (request per scenario).
+let vuHTTP = null;
+let vuHTTPScenario = '';
+
+export function http() {
+  const s = current();
+  if (vuHTTPScenario !== s.name) {
+    if (vuHTTP !== null) vuHTTP.close();
+    const t = TARGET.http;
+    const r = s.http || {};
+    vuHTTP = benchrun.http({
+      addr: pick(t.addrs),
+      method: r.method || 'GET',
+      path: r.path || '/',
+      headers: r.headers || {},
+      bodySize: s.bodySize > 0 ? s.bodySize : 0,
+      keepAlive: r.keepAlive !== false,
+      h2c: r.protocol === 'h2c',
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+    vuHTTPScenario = s.name;
+  }
+  const n = intParam(s, 'batch', 20);
+  vuHTTP.loop(n);
   calls.add(n);
 }
 
