@@ -20,8 +20,8 @@ spec:
     custom:
       image: benchrun.local/echo:dev
       command: [%q]
-      args: [-listen, "127.0.0.1:$(BENCHRUN_PORT_ECHO)", -stats-file, %q]
-      ports: [{name: echo, port: 7007}]
+      args: [-listen, "127.0.0.1:$(BENCHRUN_PORT_ECHO)", -http, "127.0.0.1:$(BENCHRUN_PORT_HTTP)", -stats-file, %q]
+      ports: [{name: echo, port: 7007}, {name: http, port: 8080}]
       readinessProbe: {tcpSocket: {port: echo}}
   load:
     workers: 2
@@ -35,11 +35,15 @@ spec:
       type: tcp.echo
       bodySize: 64
       pipeline: 8
+    - name: get
+      type: http
+      http: {path: /hello}
 `
 
 // TestRunCustomEcho runs our echo server as a custom target with `benchrun run` (two k6
-// runners, two tcp.echo scenarios) end to end: the report is in the echo-server shape, and
-// the merged counts equal the bytes the server itself echoed.
+// runners, two tcp.echo scenarios and an http one on the port named http) end to end: the
+// report has the echo-server shape and ya's tables for the http scenario, and the merged
+// counts equal the server's own (bytes echoed, HTTP requests).
 func TestRunCustomEcho(t *testing.T) {
 	needBinaries(t)
 	echoBin := filepath.Join(t.TempDir(), "echo-server")
@@ -55,12 +59,12 @@ func TestRunCustomEcho(t *testing.T) {
 	}
 	stdout := c.stdout.String()
 	for _, want := range []string{"TCP Echo Statistics:", "| Requests/sec | Latency min (ms) |", "### echo_1000",
-		"0.98KiB messages in ", "0.06KiB messages in ", "Transfer/sec: "} {
+		"0.98KiB messages in ", "0.06KiB messages in ", "Transfer/sec: ", "Average CPS", "| get "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	doc := completeDoc(t, out, 2)
+	doc := completeDoc(t, out, 3)
 	var st echo.Stats
 	b, err := os.ReadFile(stats)
 	if err != nil || json.Unmarshal(b, &st) != nil {
@@ -68,6 +72,12 @@ func TestRunCustomEcho(t *testing.T) {
 	}
 	var want int64
 	for _, s := range doc.Scenarios {
+		if s.Name == "get" {
+			if st.HTTPRequests != s.Calls || s.ReturnValues["200"] != s.Calls {
+				t.Errorf("http: the server answered %d requests, benchrun recorded %d (values %v)", st.HTTPRequests, s.Calls, s.ReturnValues)
+			}
+			continue
+		}
 		size := map[string]int64{"echo_1000": 1000, "echo_pipelined": 64}[s.Name]
 		want += s.Calls * size
 		if s.BytesReceived != s.Calls*size {

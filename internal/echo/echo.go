@@ -1,22 +1,28 @@
 // Package echo is benchrun's tiny TCP echo server (cmd/echo-server, the benchrun.local/echo
 // image): every byte read on a connection is written back. It counts the connections and
-// the bytes it echoed, so tests can check a benchmark's counts against the server's own.
+// the bytes it echoed, so tests can check a benchmark's counts against the server's own; its
+// HTTP handler answers every request (and GET /stats with the counters), counting them too.
 package echo
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Server echoes every connection accepted on its listener.
 type Server struct {
-	conns, bytes atomic.Int64
-	wg           sync.WaitGroup
-	mu           sync.Mutex
-	open         map[net.Conn]struct{}
-	closed       bool
+	conns, bytes           atomic.Int64
+	httpReqs, httpBodyByte atomic.Int64
+	wg                     sync.WaitGroup
+	mu                     sync.Mutex
+	open                   map[net.Conn]struct{}
+	closed                 bool
 }
 
 // Stats are a server's counters.
@@ -25,10 +31,38 @@ type Stats struct {
 	Connections int64 `json:"connections"`
 	// Bytes counts the bytes echoed (written back).
 	Bytes int64 `json:"bytes"`
+	// HTTPRequests counts the HTTP requests answered (GET /stats excluded).
+	HTTPRequests int64 `json:"httpRequests"`
+	// HTTPBodyBytes counts the request body bytes read.
+	HTTPBodyBytes int64 `json:"httpBodyBytes"`
 }
 
 // Stats returns the counters so far.
-func (s *Server) Stats() Stats { return Stats{Connections: s.conns.Load(), Bytes: s.bytes.Load()} }
+func (s *Server) Stats() Stats {
+	return Stats{Connections: s.conns.Load(), Bytes: s.bytes.Load(), HTTPRequests: s.httpReqs.Load(), HTTPBodyBytes: s.httpBodyByte.Load()}
+}
+
+// ServeHTTP answers GET /stats with the counters as JSON, and every other request, whatever
+// its method and path, with 200 and the body "ok" after reading its body (counted).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/stats" {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
+		return
+	}
+	n, _ := io.Copy(io.Discard, r.Body)
+	s.httpReqs.Add(1)
+	s.httpBodyByte.Add(n)
+	_, _ = w.Write([]byte("ok"))
+}
+
+// HTTPServer returns an http.Server with s as handler speaking HTTP/1.1 and h2c.
+func (s *Server) HTTPServer() *http.Server {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	return hs
+}
 
 // Serve accepts connections on ln until it is closed; it returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error {

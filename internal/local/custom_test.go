@@ -63,7 +63,7 @@ func TestCustomEchoServer(t *testing.T) {
 			statsFile := filepath.Join(dir, name+".json")
 			spec := &v1alpha1.TargetSpec{Custom: &v1alpha1.CustomTarget{
 				Image: "benchrun.local/echo:dev", Command: []string{bin},
-				Args: []string{"-listen", "127.0.0.1:$(BENCHRUN_PORT_ECHO)", "-stats", "127.0.0.1:$(BENCHRUN_PORT_STATS)",
+				Args: []string{"-listen", "127.0.0.1:$(BENCHRUN_PORT_ECHO)", "-http", "127.0.0.1:$(BENCHRUN_PORT_STATS)",
 					"-stats-file", statsFile},
 				Env:            []v1alpha1.CustomEnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "token"}}},
 				Ports:          []v1alpha1.CustomPort{{Name: "echo", Port: 7007}, {Name: "stats", Port: 8080}},

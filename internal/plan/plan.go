@@ -450,6 +450,9 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		if a := byRole[RoleCustom]; len(a) > 0 {
 			out.TCP, out.HTTP = &TCPTarget{Addrs: a}, &TCPTarget{Addrs: a}
 		}
+		if a := byRole[RoleCustom+"-http"]; len(a) > 0 { // a port named http takes the http scenarios
+			out.HTTP = &TCPTarget{Addrs: a}
+		}
 	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
 		out.TCP = externalTCP(t.External)
 		if tls := t.External.TLS; tls != nil && tls.Enabled {

@@ -95,4 +95,8 @@ func TestHTTPPlan(t *testing.T) {
 	if err != nil || !strings.Contains(inv.Env[EnvTarget], `"http":{"addrs":["s:8080"]}`) {
 		t.Errorf("custom: %v %s", err, inv.Env[EnvTarget])
 	}
+	inv, err = ForRunner(custom, []v1alpha1.Endpoint{{Role: RoleCustom, Address: "s:7007"}, {Role: "custom-http", Address: "s:8080"}}, 0, 1)
+	if err != nil || !strings.Contains(inv.Env[EnvTarget], `"http":{"addrs":["s:8080"]}`) || !strings.Contains(inv.Env[EnvTarget], `"tcp":{"addrs":["s:7007"]}`) {
+		t.Errorf("custom with a port named http: %v %s", err, inv.Env[EnvTarget])
+	}
 }

@@ -15,7 +15,7 @@ import (
 // customSpec is an echo server with a second (stats) port, an HTTP probe on it and placement.
 func customSpec() *v1alpha1.CustomTarget {
 	return &v1alpha1.CustomTarget{
-		Image: "benchrun.local/echo:dev", Command: []string{"/echo-server"}, Args: []string{"-stats", ":8080"},
+		Image: "benchrun.local/echo:dev", Command: []string{"/echo-server"}, Args: []string{"-http", ":8080"},
 		Env: []v1alpha1.CustomEnvVar{{Name: "MODE", Value: "fast"},
 			{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "token"}}},
 		Ports:          []v1alpha1.CustomPort{{Name: "echo", Port: 7007}, {Name: "stats", Port: 8080}},
