@@ -7,11 +7,14 @@ import (
 // BenchmarkRunSpec describes one benchmark: the target to deploy (or reach), the load to
 // run against it scenario after scenario, what to collect, and how to clean up.
 // +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !s.type.startsWith('hetu.') || has(self.target.hetu) || (has(self.target.external) && self.target.external.kind == 'hetu'))",message="scenarios of type hetu.* need a HeTu target: set spec.target.hetu, or spec.target.external with kind: hetu"
-// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !(s.type.startsWith('redis.') || s.type == 'ycsb') || !has(self.target.external) || self.target.external.kind == 'redis')",message="scenarios of type redis.* and ycsb need a Redis endpoint: an external target of kind hetu has none (use kind: redis, or a redis or hetu target)"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !(s.type.startsWith('redis.') || s.type == 'ycsb') || !has(self.target.external) || self.target.external.kind == 'redis')",message="scenarios of type redis.* and ycsb need a Redis endpoint: an external target of kind hetu, tcp or http has none (use kind: redis, or a redis or hetu target)"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, s.type != 'tcp.echo' || has(self.target.custom) || (has(self.target.external) && self.target.external.kind == 'tcp'))",message="scenarios of type tcp.echo need a TCP echo server: set spec.target.custom, or spec.target.external with kind: tcp"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, s.type != 'http' || has(self.target.custom) || (has(self.target.external) && self.target.external.kind == 'http'))",message="scenarios of type http need an HTTP server: set spec.target.custom, or spec.target.external with kind: http"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.custom) || self.load.scenarios.all(s, s.type in ['tcp.echo', 'http', 'script'])",message="a custom target runs scenarios of type tcp.echo, http and script only"
 // +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || self.thresholds.all(t, !has(t.scenario) || self.load.scenarios.exists(s, s.name == t.scenario))",message="spec.thresholds[].scenario must name one of spec.load.scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || has(self.baseline) || self.thresholds.all(t, !t.expr.matches('%\\\\s*$'))",message="relative thresholds (such as 'cps >= -5%') need spec.baseline"
 type BenchmarkRunSpec struct {
-	// Target is the system under test: exactly one of hetu, redis or external.
+	// Target is the system under test: exactly one of hetu, redis, external or custom.
 	Target TargetSpec `json:"target"`
 
 	// Load is the load to generate: scenarios run one after another by the k6 runners.

@@ -183,7 +183,8 @@ func (l *localRun) check(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", l.file, err)
 	}
 	l.withScripts = plan.WithScripts(scripts)
-	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"}}
+	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"},
+		{Role: plan.RoleCustom, Address: "127.0.0.1:1"}}
 	for i := range l.count {
 		if _, err := plan.ForRunnerIn(l.scriptDir, run, dry, i, l.count, l.withScripts); err != nil {
 			return err

@@ -57,6 +57,8 @@ const (
 	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
 	// EnvRedisTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS Redis endpoint.
 	EnvRedisTLSCA = "BENCHRUN_REDIS_TLS_CA"
+	// EnvTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS tcp or http endpoint.
+	EnvTLSCA = "BENCHRUN_TLS_CA"
 	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
 	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
 )
@@ -149,10 +151,28 @@ type Scenario struct {
 	BodySize int32 `json:"bodySize,omitempty"`
 	// YCSB is the read/update/insert mix of a ycsb scenario.
 	YCSB *YCSB `json:"ycsb,omitempty"`
+	// Pipeline is the number of tcp.echo messages in flight per connection (0: 1).
+	Pipeline int32 `json:"pipeline,omitempty"`
+	// HTTP is the request of an http scenario.
+	HTTP *HTTPRequest `json:"http,omitempty"`
 	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
 	Exec string `json:"exec,omitempty"`
+}
+
+// HTTPRequest is an http scenario's request.
+type HTTPRequest struct {
+	// Method is the HTTP method.
+	Method string `json:"method"`
+	// Path is the request path (and query).
+	Path string `json:"path"`
+	// Headers are added to every request.
+	Headers map[string]string `json:"headers,omitempty"`
+	// KeepAlive reuses the VU's connection.
+	KeepAlive bool `json:"keepAlive"`
+	// Protocol is http1.1 or h2c.
+	Protocol string `json:"protocol"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -175,6 +195,24 @@ type Target struct {
 	Redis *RedisTarget `json:"redis,omitempty"`
 	// HeTu is the HeTu endpoint for hetu.* scenarios.
 	HeTu *HeTuTarget `json:"hetu,omitempty"`
+	// TCP is the TCP endpoint for tcp.* scenarios (a custom target's first port, or an
+	// external target of kind tcp).
+	TCP *TCPTarget `json:"tcp,omitempty"`
+	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
+	// external target of kind http: https when its TLS is enabled).
+	HTTP *TCPTarget `json:"http,omitempty"`
+}
+
+// TCPTarget is a plain TCP (or TLS) endpoint.
+type TCPTarget struct {
+	// Addrs are host:port addresses; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// TLS enables TLS.
+	TLS bool `json:"tls,omitempty"`
+	// TLSServerName overrides the verified server name.
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	// TLSInsecure skips certificate verification.
+	TLSInsecure bool `json:"tlsInsecure,omitempty"`
 }
 
 // RedisTarget is a Redis endpoint.
@@ -211,6 +249,8 @@ const (
 	RoleMaster  = "master"
 	RoleReplica = "replica"
 	RoleProxy   = "proxy"
+	// RoleCustom is a custom target's first port (target.RoleCustom).
+	RoleCustom = "custom"
 )
 
 // ForRunner is the invocation of runner index (0-based) of count: its share of the virtual
@@ -299,6 +339,12 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 	if s.BodySize != nil {
 		sc.BodySize = *s.BodySize
 	}
+	if s.Pipeline != nil {
+		sc.Pipeline = *s.Pipeline
+	}
+	if s.Type == v1alpha1.ScenarioHTTP {
+		sc.HTTP = httpRequest(s.HTTP)
+	}
 	if y := s.YCSB; y != nil {
 		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
@@ -310,6 +356,20 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 		}
 	}
 	return sc
+}
+
+// httpRequest is the request of an http scenario, defaults filled in.
+func httpRequest(h *v1alpha1.HTTPSpec) *HTTPRequest {
+	r := &HTTPRequest{Method: "GET", Path: "/", KeepAlive: true, Protocol: string(v1alpha1.HTTP11)}
+	if h == nil {
+		return r
+	}
+	r.Method, r.Path, r.Protocol = orDefault(h.Method, r.Method), orDefault(h.Path, r.Path), orDefault(string(h.Protocol), r.Protocol)
+	r.Headers = h.Headers
+	if h.KeepAlive != nil {
+		r.KeepAlive = *h.KeepAlive
+	}
+	return r
 }
 
 // customEntry is the generated entry module of a run with script scenarios.
@@ -386,6 +446,23 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 	case t.Redis != nil:
 		out.Redis = redisAddrs()
 		addSecret(EnvRedisPassword, t.Redis.PasswordSecretRef)
+	case t.Custom != nil:
+		if a := byRole[RoleCustom]; len(a) > 0 {
+			out.TCP, out.HTTP = &TCPTarget{Addrs: a}, &TCPTarget{Addrs: a}
+		}
+		if a := byRole[RoleCustom+"-http"]; len(a) > 0 { // a port named http takes the http scenarios
+			out.HTTP = &TCPTarget{Addrs: a}
+		}
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
+		out.TCP = externalTCP(t.External)
+		if tls := t.External.TLS; tls != nil && tls.Enabled {
+			addSecret(EnvTLSCA, tls.CASecretRef)
+		}
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalHTTP:
+		out.HTTP = externalTCP(t.External)
+		if tls := t.External.TLS; tls != nil && tls.Enabled {
+			addSecret(EnvTLSCA, tls.CASecretRef)
+		}
 	case t.External != nil && t.External.Kind == v1alpha1.ExternalHeTu:
 		e := t.External
 		out.HeTu = &HeTuTarget{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
@@ -396,6 +473,15 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addExternalSecrets(t.External)
 	}
 	return out, secrets
+}
+
+// externalTCP is the TCP endpoint of an external target of kind tcp.
+func externalTCP(e *v1alpha1.ExternalTarget) *TCPTarget {
+	r := &TCPTarget{Addrs: e.Addresses}
+	if e.TLS != nil && e.TLS.Enabled {
+		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
+	}
+	return r
 }
 
 func externalRedis(e *v1alpha1.ExternalTarget) *RedisTarget {
@@ -412,6 +498,14 @@ func checkTarget(spec Spec, t Target) error {
 		switch {
 		case s.Type == string(v1alpha1.ScenarioScript):
 			// a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
+		case strings.HasPrefix(s.Type, "tcp."):
+			if t.TCP == nil || len(t.TCP.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs a TCP endpoint and the target has none", s.Name)
+			}
+		case s.Type == string(v1alpha1.ScenarioHTTP):
+			if t.HTTP == nil || len(t.HTTP.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs an HTTP endpoint and the target has none", s.Name)
+			}
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)

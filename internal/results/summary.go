@@ -51,6 +51,8 @@ type ScenarioSummary struct {
 	End time.Time `json:"end"`
 	// DurationSeconds is End - Start in seconds.
 	DurationSeconds float64 `json:"durationSeconds"`
+	// Echo is the echo-server shape of a tcp.echo scenario (render_echo.go).
+	Echo *EchoStats `json:"echo,omitempty"`
 }
 
 // Latency holds latency statistics in milliseconds rounded to 2 decimals. Mean, Min and Max
@@ -131,6 +133,7 @@ func summarizeScenario(s *Scenario, opts Options) ScenarioSummary {
 		ReturnValues:   topValues(s.ReturnValues, s.Calls-s.Errors, opts.TopValues),
 		ErrorKinds:     topValues(s.ErrorKinds, s.Errors, opts.TopValues),
 		CallsPerMinute: callsPerMinute(s),
+		Echo:           echoStats(s),
 	}
 	if s.Calls > 0 && !minuteExact(s.Starts.BucketMs) {
 		out.CallsPerInterval = slices.Clone(s.Starts.Counts)

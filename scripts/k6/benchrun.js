@@ -3,19 +3,21 @@
 // (local processes) both start it; nothing here is specific to either.
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
-//                    bodySize, ycsb: {read, update, insert, recordCount, distribution}, params}],
+//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol}, ycsb: {read, update, insert, recordCount, distribution}, params}],
 //                    graceMs}
-//   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers}}
+//   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
+//                    tcp: {addrs, tls...}, http: {addrs, tls...}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
 //   BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT: this runner's slot, read by k6/x/benchrun:
 //                    ycsb inserts of runner i of n take every n-th new key from i
 //   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
 //   BENCHRUN_REDIS_TLS_CA: PEM CA bundle for TLS to Redis (from the target's caSecretRef)
+//   BENCHRUN_TLS_CA: PEM CA bundle for TLS to a tcp endpoint (from the target's caSecretRef)
 //
 // Each plan scenario becomes a constant-vus k6 scenario of the same name; calls are issued
 // and recorded by the Go hot paths of k6/x/benchrun and k6/x/hetu. Scenario params:
-//   batch   calls per k6 iteration (default 100 for redis.get/set/ping and ycsb, 20 for
-//           redis.upsert, 10 for hetu.*)
+//   batch   calls per k6 iteration (default 100 for redis.get/set/ping, ycsb and tcp.echo, 20 for
+//           http and redis.upsert, 10 for hetu.*)
 //   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup();
 //           slow: about 3 minutes for 30000 rows on 2 cores, so off by default (the seeds'
 //           just_get answers misses the same way)
@@ -40,6 +42,7 @@ const CREDS = {
   redisPassword: __ENV.BENCHRUN_REDIS_PASSWORD || '',
   redisTLSCA: __ENV.BENCHRUN_REDIS_TLS_CA || '',
   hetuKey: __ENV.BENCHRUN_HETU_AUTHKEY || '',
+  tlsCA: __ENV.BENCHRUN_TLS_CA || '',
 };
 
 // Exported function (k6 exec) of each scenario type.
@@ -53,7 +56,17 @@ const EXEC = {
   'redis.set': 'redis_set',
   'redis.ping': 'redis_ping',
   ycsb: 'ycsb',
+  'tcp.echo': 'tcp_echo',
+  http: 'http',
 };
+
+/** The BENCHRUN_TARGET entry a scenario type connects to. */
+function targetOf(type) {
+  if (type.startsWith('hetu.')) return TARGET.hetu;
+  if (type.startsWith('tcp.')) return TARGET.tcp;
+  if (type === 'http') return TARGET.http;
+  return TARGET.redis;
+}
 
 const BY_NAME = {};
 const scenarios = {};
@@ -64,8 +77,8 @@ for (const s of PLAN.scenarios) {
   if (custom ? !s.exec : !EXEC[s.type]) {
     throw new Error(`benchrun.js: scenario "${s.name}": unsupported type "${s.type}"`);
   }
-  if (!custom && (s.type.startsWith('hetu.') ? !(TARGET.hetu && TARGET.hetu.addrs && TARGET.hetu.addrs.length)
-    : !(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length))) {
+  const t = targetOf(s.type);
+  if (!custom && !(t && t.addrs && t.addrs.length)) {
     throw new Error(`benchrun.js: scenario "${s.name}" (${s.type}) has no target address in BENCHRUN_TARGET`);
   }
   BY_NAME[s.name] = s;
@@ -248,6 +261,66 @@ export function ycsb() {
   }
   const n = intParam(s, 'batch', 100);
   vuWorkload.run(n);
+  calls.add(n);
+}
+
+// ---- TCP echo ---------------------------------------------------------------------------
+
+// One echo connection per VU for the scenario it is running (message size and pipeline are
+// per scenario); the previous scenario's is closed when the VU moves on.
+let vuEcho = null;
+let vuEchoScenario = '';
+
+export function tcp_echo() {
+  const s = current();
+  if (vuEchoScenario !== s.name) {
+    if (vuEcho !== null) vuEcho.close();
+    const t = TARGET.tcp;
+    vuEcho = benchrun.echo({
+      addr: pick(t.addrs),
+      size: s.bodySize > 0 ? s.bodySize : 1000, // the seeds' 0.98 KiB messages
+      pipeline: s.pipeline > 0 ? s.pipeline : 1,
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+    vuEchoScenario = s.name;
+  }
+  const n = intParam(s, 'batch', 100);
+  vuEcho.loop(n);
+  calls.add(n);
+}
+
+// ---- HTTP -------------------------------------------------------------------------------
+
+// One HTTP client per VU for the scenario it is running (request per scenario).
+let vuHTTP = null;
+let vuHTTPScenario = '';
+
+export function http() {
+  const s = current();
+  if (vuHTTPScenario !== s.name) {
+    if (vuHTTP !== null) vuHTTP.close();
+    const t = TARGET.http;
+    const r = s.http || {};
+    vuHTTP = benchrun.http({
+      addr: pick(t.addrs),
+      method: r.method || 'GET',
+      path: r.path || '/',
+      headers: r.headers || {},
+      bodySize: s.bodySize > 0 ? s.bodySize : 0,
+      keepAlive: r.keepAlive !== false,
+      h2c: r.protocol === 'h2c',
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+    vuHTTPScenario = s.name;
+  }
+  const n = intParam(s, 'batch', 20);
+  vuHTTP.loop(n);
   calls.add(n);
 }
 
