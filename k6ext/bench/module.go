@@ -46,6 +46,9 @@ func (m *Module) Exports() modules.Exports {
 		"redis":        m.redis,
 		"keys":         m.keys,
 		"scenarioType": m.scenarioType,
+		"scenarioInfo": m.jsScenarioInfo,
+		"serverCounts": m.jsServerCounts,
+		"take":         m.jsTake,
 	}}
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/v2/js/common"
+
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // ycsbWorkload runs YCSB core-workload operations against Redis hashes, the way YCSB's
@@ -162,21 +164,26 @@ func (w *ycsbWorkload) run(n int64) int64 {
 		return 1
 	}
 	prefix := w.keyPrefix
+	var opRead, opUpdate, opInsert *results.Recorder // each operation's own histogram
+	if rec != nil {
+		opRead, opUpdate, opInsert = rec.Op("read"), rec.Op("update"), rec.Op("insert")
+	}
 	var failed int64
 	for i := int64(0); i < n && ctx.Err() == nil; i++ {
 		p := rc.m.rng.Float64()
 		start := time.Now()
 		var op string
+		var opRec *results.Recorder
 		switch {
 		case p < w.read:
-			op = "read"
+			op, opRec = "read", opRead
 			conn.WriteCommand("HGETALL", w.key(prefix, w.keys.Next(rc.m.rng)))
 		case p < w.update:
-			op = "update"
+			op, opRec = "update", opUpdate
 			f := w.fields[rc.m.rng.IntN(len(w.fields))]
 			conn.WriteCommand("HSET", w.key(prefix, w.keys.Next(rc.m.rng)), f, w.value())
 		default:
-			op = "insert"
+			op, opRec = "insert", opInsert
 			conn.WriteCommand(w.insertArgs(w.keys.NextInsert())...)
 		}
 		err := conn.Flush()
@@ -196,6 +203,7 @@ func (w *ycsbWorkload) run(n int64) int64 {
 		}
 		if rec != nil {
 			rec.Record(start, d, op, kind)
+			opRec.Record(start, d, op, kind)
 		}
 		if err != nil {
 			rc.drop()
