@@ -53,7 +53,7 @@ type LoadSpec struct {
 }
 
 // ScenarioType is what a scenario calls.
-// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;ycsb;script
+// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;redis.command;ycsb;script
 type ScenarioType string
 
 const (
@@ -73,6 +73,8 @@ const (
 	ScenarioRedisSet ScenarioType = "redis.set"
 	// ScenarioRedisPing runs PING.
 	ScenarioRedisPing ScenarioType = "redis.ping"
+	// ScenarioRedisCommand runs any command template (redisCommand) with random keys and values.
+	ScenarioRedisCommand ScenarioType = "redis.command"
 	// ScenarioYCSB runs a YCSB-style read/update/insert mix.
 	ScenarioYCSB ScenarioType = "ycsb"
 	// ScenarioScript runs a custom k6 script from a ConfigMap.
@@ -81,6 +83,9 @@ const (
 
 // Scenario is one load phase.
 // +kubebuilder:validation:XValidation:rule="self.type == 'ycsb' || !has(self.ycsb)",message="ycsb settings apply only to type: ycsb"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'redis.command') == has(self.redisCommand)",message="type: redis.command needs redisCommand (the command template), and redisCommand applies only to type: redis.command"
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.requests)",message="set either duration or requests on a scenario, not both (a requests scenario stops after that many calls, at the latest after load.duration)"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.type != 'script'",message="requests applies to the built-in scenario types, not to type: script (a script makes its own calls)"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'script') == has(self.script)",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
 // +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script']",message="bodySize applies only to redis.get, redis.set, ycsb and script scenarios"
 type Scenario struct {
@@ -91,7 +96,7 @@ type Scenario struct {
 	Name string `json:"name"`
 
 	// Type is what the scenario calls: hetu.hello_world, hetu.get, hetu.get_then_update,
-	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, ycsb or script.
+	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, redis.command, ycsb or script.
 	Type ScenarioType `json:"type"`
 
 	// Duration overrides load.duration for this scenario.
@@ -101,6 +106,18 @@ type Scenario struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('168h'))",message="must be between 1s and 168h"
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// Requests fixes the number of calls instead of a duration (the packetd tables' REQUEST):
+	// split exactly over the runners and shared by their virtual users; the scenario ends
+	// when they are made, at the latest after load.duration. Not with duration.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	// +optional
+	Requests *int64 `json:"requests,omitempty"`
+
+	// RedisCommand is the command of a redis.command scenario.
+	// +optional
+	RedisCommand *RedisCommandSpec `json:"redisCommand,omitempty"`
 
 	// KeySpace is the number of distinct keys (rows) the scenario draws from (default 30000, as the seeds).
 	// +kubebuilder:validation:Minimum=1
@@ -172,6 +189,23 @@ type YCSBSpec struct {
 	// +kubebuilder:default=zipfian
 	// +optional
 	RequestDistribution KeyDistribution `json:"requestDistribution,omitempty"`
+}
+
+// RedisCommandSpec is a redis.command scenario's command template, as redis-benchmark's and
+// memtier's custom commands: words separated by spaces; __rand_int__ becomes a random
+// 12-digit key number below keySpace and __data__ dataSize random printable bytes, new for
+// every call (e.g. "HSET key:__rand_int__ f __data__", or TairHash's "EXHSET k:__rand_int__ f __data__").
+type RedisCommandSpec struct {
+	// Command is the template.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.matches('[^ ]')",message="redisCommand.command must name a command, such as HSET key:__rand_int__ f __data__"
+	Command string `json:"command"`
+	// DataSize is the size in bytes of each __data__ value (default 3, as redis-benchmark's -d).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16777216
+	// +optional
+	DataSize *int32 `json:"dataSize,omitempty"`
 }
 
 // ScriptSource names a k6 script stored in a ConfigMap.

@@ -153,6 +153,13 @@ type Scenario struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
 	Exec string `json:"exec,omitempty"`
+	// Requests, when set, is this runner's share of a fixed-count scenario's calls (the
+	// run's requests split exactly over the runners); DurationMs is then its time limit.
+	Requests *int64 `json:"requests,omitempty"`
+	// Command is a redis.command scenario's template, split into words.
+	Command []string `json:"command,omitempty"`
+	// DataSize is the size of each __data__ value of a redis.command scenario (0: default).
+	DataSize int32 `json:"dataSize,omitempty"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -244,6 +251,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 			d = s.Duration.Duration
 		}
 		sc := scenarioFor(s, offset, d, vus)
+		fixedCount(&sc, s, index, count)
 		if s.Type == v1alpha1.ScenarioScript {
 			if _, ok := o.scripts[s.Name]; !ok {
 				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
@@ -456,4 +464,29 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
 	return opts
+}
+
+// fixedCount adds a scenario's fixed request count (runner index's exact share of it) and
+// its redis.command template to its plan.
+func fixedCount(sc *Scenario, s v1alpha1.Scenario, index, count int) {
+	if s.Requests != nil {
+		n := share64(*s.Requests, index, count)
+		sc.Requests = &n
+	}
+	if c := s.RedisCommand; c != nil {
+		sc.Command = strings.Fields(c.Command)
+		if c.DataSize != nil {
+			sc.DataSize = *c.DataSize
+		}
+	}
+}
+
+// share64 is share for int64 counts: runner index's part of n over count runners, the
+// first n % count runners one more, so the parts add up to n.
+func share64(n int64, index, count int) int64 {
+	s := n / int64(count)
+	if int64(index) < n%int64(count) {
+		s++
+	}
+	return s
 }
