@@ -382,16 +382,21 @@ export function hetu_get2_update2() {
 
 // ---- server-side counts -----------------------------------------------------------------
 // Runner 0 reads the target's INFO commandstats before and after every Redis scenario (in
-// setup(), in a one-iteration probe scenario at each gap between scenarios, and in
-// teardown()); the result document gets the difference as serverCalls, shown beside
+// setup(), then in a one-iteration probe scenario half a grace after each scenario's planned
+// end, so runners whose clocks are less than that apart are all counted); the result document gets the difference as serverCalls, shown beside
 // benchrun's own count (the packetd table's PROTO/METRICS and PROTO/PERCENT). Off with the
 // scenario param serverCounts: "false". A target that refuses INFO (some proxies) gives none.
 
 
-/** Whether runner 0 takes server-side counts around scenario s. */
-function counted(s) {
-  return RUNNER_INDEX === 0 && !!s && !!(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length)
+/** Whether server-side counts are taken around scenario s (by runner 0). */
+function countable(s) {
+  return !!s && !!(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length)
     && (s.type.startsWith('redis.') || s.type === 'ycsb') && param(s, 'servercounts') !== 'false';
+}
+
+/** Whether this runner takes server-side counts around scenario s: runner 0 does. */
+function counted(s) {
+  return RUNNER_INDEX === 0 && countable(s);
 }
 
 /** The addresses scenario s sends its calls to. */
@@ -421,23 +426,28 @@ function markCounts(s, when) {
   benchrun.serverCounts(s.name, when, total);
 }
 
-/** Adds runner 0's probe scenario before each scenario after the first (half a grace earlier). */
+/**
+ * Adds runner 0's probe scenario half a grace after each Redis scenario's planned end (for a
+ * fixed-count scenario too: other runners may still be making their share).
+ */
 function addServerCountProbes(out) {
-  PLAN.scenarios.forEach((s, i) => {
-    if (i === 0 || !(counted(PLAN.scenarios[i - 1]) || counted(s))) return;
+  const n = PLAN.scenarios.length;
+  for (let i = 1; i <= n; i++) {
+    const prev = PLAN.scenarios[i - 1];
+    if (!(counted(prev) || counted(PLAN.scenarios[i]))) continue;
     out[`benchrun_counts_${i}`] = {
       executor: 'per-vu-iterations',
       vus: 1,
       iterations: 1,
       maxDuration: `${PLAN.graceMs}ms`,
-      startTime: `${Math.max(s.startMs - Math.floor(PLAN.graceMs / 2), 0)}ms`,
+      startTime: `${prev.startMs + prev.durationMs + Math.floor(PLAN.graceMs / 2)}ms`,
       exec: 'benchrun_counts',
       env: { BENCHRUN_COUNTS_AT: String(i) },
     };
-  });
+  }
 }
 
-/** The probe between scenario i-1 and scenario i. */
+/** The probe after scenario i-1 (and before scenario i, if any). */
 export function benchrun_counts() {
   const i = parseInt(__ENV.BENCHRUN_COUNTS_AT, 10);
   markCounts(PLAN.scenarios[i - 1], 'after');
@@ -445,7 +455,12 @@ export function benchrun_counts() {
 }
 
 export function teardown() {
-  markCounts(PLAN.scenarios[PLAN.scenarios.length - 1], 'after');
+  if (SOLE_LOADER && RUNNER_INDEX === 0) {
+    // every runner saw the marker before its first scenario
+    const c = newRedis(TARGET.redis.addrs[0], null);
+    c.command('DEL', LOADED_KEY);
+    c.close();
+  }
 }
 
 // ---- setup ------------------------------------------------------------------------------
@@ -455,7 +470,7 @@ export function teardown() {
 // runners wait for it, so no runner's loading lands inside a scenario's commandstats window.
 const RUNNER_COUNT = parseInt(__ENV.BENCHRUN_RUNNER_COUNT || '1', 10);
 const LOADED_KEY = `benchrun:loaded:${(__ENV.BENCHRUN_RUNNER || 'run').replace(/-[0-9]+$/, '')}`;
-const SOLE_LOADER = RUNNER_COUNT > 1 && PLAN.scenarios.some(counted);
+const SOLE_LOADER = RUNNER_COUNT > 1 && PLAN.scenarios.some(countable);
 
 function redisLoads(s) {
   if (s.type === 'redis.get' && param(s, 'prefill') !== 'false') {
@@ -474,8 +489,8 @@ function redisLoads(s) {
 function waitForLoader() {
   const c = newRedis(TARGET.redis.addrs[0], null);
   try {
-    for (let i = 0; i < 3000 && c.command('EXISTS', LOADED_KEY) !== 1; i++) {
-      sleep(0.1);
+    for (let i = 0; i < 15000 && c.command('EXISTS', LOADED_KEY) !== 1; i++) {
+      sleep(0.02);
     }
   } finally {
     c.close();
