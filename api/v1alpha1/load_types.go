@@ -160,7 +160,7 @@ const (
 )
 
 // YCSBSpec is a YCSB-style workload: proportions of reads, updates and inserts.
-// +kubebuilder:validation:XValidation:rule="self.readProportion + self.updateProportion + self.insertProportion > 0.999 && self.readProportion + self.updateProportion + self.insertProportion < 1.001",message="readProportion + updateProportion + insertProportion must sum to 1"
+// +kubebuilder:validation:XValidation:rule="self.readProportion + self.updateProportion + self.insertProportion + (has(self.readModifyWriteProportion) ? self.readModifyWriteProportion : 0.0) > 0.999 && self.readProportion + self.updateProportion + self.insertProportion + (has(self.readModifyWriteProportion) ? self.readModifyWriteProportion : 0.0) < 1.001",message="readProportion + updateProportion + insertProportion must sum to 1 (with readModifyWriteProportion when set)"
 type YCSBSpec struct {
 	// ReadProportion is the fraction of operations that read a record (0 to 1).
 	// +kubebuilder:validation:Minimum=0
@@ -180,6 +180,12 @@ type YCSBSpec struct {
 	// +kubebuilder:default=0
 	// +optional
 	InsertProportion float64 `json:"insertProportion"`
+	// ReadModifyWriteProportion is the fraction of operations that read a record and then
+	// write one of its fields (YCSB workload F; timed as one operation, a write in the YCSB table).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	// +optional
+	ReadModifyWriteProportion *float64 `json:"readModifyWriteProportion,omitempty"`
 	// RecordCount is the number of records loaded before the run (default keySpace or 30000).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000

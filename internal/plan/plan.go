@@ -170,6 +170,8 @@ type YCSB struct {
 	Update float64 `json:"update"`
 	// Insert is the insert proportion.
 	Insert float64 `json:"insert"`
+	// ReadModifyWrite is the read-modify-write proportion.
+	ReadModifyWrite float64 `json:"readModifyWrite,omitempty"`
 	// RecordCount is the number of records loaded before the run.
 	RecordCount int64 `json:"recordCount"`
 	// Distribution is uniform, zipfian or latest.
@@ -312,6 +314,9 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
 		if y.RecordCount != nil {
 			sc.YCSB.RecordCount = *y.RecordCount
+		}
+		if y.ReadModifyWriteProportion != nil {
+			sc.YCSB.ReadModifyWrite = *y.ReadModifyWriteProportion
 		}
 		if sc.YCSB.Distribution == "" {
 			sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)

@@ -141,8 +141,9 @@ func RedisProtocolRows(s Summary) []ProtocolRow {
 	return rows
 }
 
-// ObservedCalls is the target's own count of the commands the scenario sends (the sum of
-// ServerCalls over the names in Command), or -1 when the target reported no counts.
+// ObservedCalls is the target's own count of the scenario's calls: the sum of ServerCalls over
+// the names in Command, less one per read-modify-write operation (a read and a write, two
+// commands for one call); -1 when the target reported no counts.
 func ObservedCalls(sc ScenarioSummary) int64 {
 	if sc.ServerCalls == nil {
 		return -1
@@ -150,6 +151,11 @@ func ObservedCalls(sc ScenarioSummary) int64 {
 	var n int64
 	for _, c := range strings.Split(sc.Command, ",") {
 		n += sc.ServerCalls[strings.TrimSpace(c)]
+	}
+	for _, op := range sc.Operations {
+		if op.Name == "read-modify-write" {
+			n -= op.Calls
+		}
 	}
 	return n
 }

@@ -260,3 +260,16 @@ func TestSeedUnitFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedCallsCountsReadModifyWriteOnce: a read-modify-write sends HGETALL and HSET
+// for one call, so PROTO/METRICS takes one of them off per such call.
+func TestObservedCallsCountsReadModifyWriteOnce(t *testing.T) {
+	sc := ScenarioSummary{Command: "hgetall,hset", ServerCalls: map[string]int64{"hgetall": 70, "hset": 50, "info": 1},
+		Operations: []OperationSummary{{Name: "read", Calls: 60}, {Name: "update", Calls: 40}, {Name: "read-modify-write", Calls: 10}}}
+	if n := ObservedCalls(sc); n != 110 {
+		t.Errorf("ObservedCalls = %d, want 110 (60 reads + 40 updates + 10 read-modify-writes)", n)
+	}
+	if n := ObservedCalls(ScenarioSummary{Command: "get"}); n != -1 {
+		t.Errorf("no server counts: %d, want -1", n)
+	}
+}

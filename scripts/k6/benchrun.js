@@ -304,6 +304,7 @@ function ycsbOptions(s) {
     readProportion: y.read || 0,
     updateProportion: y.update || 0,
     insertProportion: y.insert || 0,
+    readModifyWriteProportion: y.readModifyWrite || 0,
     requestDistribution: y.distribution || 'zipfian',
     fieldLength: s.bodySize > 0 ? s.bodySize : 100,
     prefix: `benchrun:${s.name}:`,
