@@ -144,8 +144,10 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
 		cm.Labels = runLabels(run, run.Generation)
 		cm.Labels[naming.LabelComponent] = componentReport
-		cm.Data = map[string]string{lifecycle.ReportMarkdown: string(files[lifecycle.ReportMarkdown]),
-			lifecycle.ReportJSON: string(files[lifecycle.ReportJSON]), "resources.json": string(res)}
+		cm.Data = map[string]string{"resources.json": string(res)}
+		for name, b := range files { // report.md, results.json and the seed-shape tables
+			cm.Data[name] = string(b)
+		}
 		return controllerutil.SetControllerReference(run, cm, r.Scheme)
 	})
 	if err != nil {

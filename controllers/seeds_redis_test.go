@@ -68,6 +68,10 @@ func TestYCSBOperationsInStatusAndReport(t *testing.T) {
 	if !e.exists(&report, run.Status.Report.ConfigMapName) {
 		t.Fatal("no report")
 	}
+	if !strings.HasPrefix(report.Data["ycsb-pegasus.csv"], "Case,threads,Read/Write,R-QPS") || report.Data["redis-tables.json"] == "" ||
+		!strings.Contains(report.Data["redis-protocol.csv"], "Redis,800,10,") {
+		t.Errorf("report tables: %q", report.Data)
+	}
 	md := report.Data["report.md"]
 	for _, want := range []string{"| Read & Write | 2 * 5   | 3:1        |", "| PROTO/METRICS | PROTO/PERCENT |", "|           800 | 100.000%      |"} {
 		if !strings.Contains(md, want) {
