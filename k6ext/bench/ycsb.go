@@ -169,10 +169,15 @@ func (w *ycsbWorkload) run(n int64) int64 {
 	rc := w.rc
 	var recs ycsbOps
 	if recs.all = rc.m.recs.Current("ycsb"); recs.all != nil {
-		recs.read, recs.update, recs.insert = recs.all.Op("read"), recs.all.Op("update"), recs.all.Op("insert")
-		if w.rmw > w.update {
-			recs.rmw = recs.all.Op("read-modify-write")
+		// only the operations the mix can choose (each recorder holds ~190 KiB of histogram)
+		op := func(name string, p float64) *results.Recorder {
+			if p > 1e-9 { // not a float remainder of the others
+				return recs.all.Op(name)
+			}
+			return nil
 		}
+		recs.read, recs.update = op("read", w.read), op("update", w.update-w.read)
+		recs.rmw, recs.insert = op("read-modify-write", w.rmw-w.update), op("insert", 1-w.rmw)
 	}
 	ctx := rc.m.vu.Context()
 	conn, err := rc.connect(recs.all)
@@ -195,7 +200,9 @@ func (w *ycsbWorkload) run(n int64) int64 {
 		}
 		if recs.all != nil {
 			recs.all.Record(start, d, op, kind)
-			opRec.Record(start, d, op, kind)
+			if opRec != nil {
+				opRec.Record(start, d, op, kind)
+			}
 		}
 		if err != nil && !isRedisError(err) {
 			rc.drop()
