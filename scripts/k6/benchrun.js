@@ -392,7 +392,7 @@ export function hetu_get2_update2() {
 /** Whether server-side counts are taken around scenario s (by runner 0). */
 function countable(s) {
   return !!s && !!(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length)
-    && (s.type.startsWith('redis.') || s.type === 'ycsb') && param(s, 'servercounts') !== 'false';
+    && (s.type.startsWith('redis.') || s.type === 'ycsb') && param(s, 'serverCounts') !== 'false';
 }
 
 /** Whether this runner takes server-side counts around scenario s: runner 0 does. */
