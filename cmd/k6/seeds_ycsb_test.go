@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/plan"
+	"github.com/benchrun/benchrun/internal/redistest"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -138,4 +139,40 @@ func scenario(t *testing.T, doc *results.Document, name string) results.Scenario
 	}
 	t.Fatalf("no scenario %q in %+v", name, doc.Scenarios)
 	return results.Scenario{}
+}
+
+// TestServerCountsOptional: a target that refuses INFO (renamed away, as some managed Redis
+// and proxies do) and a scenario with serverCounts: "false" give no server-side counts (the
+// protocol table shows "-"), and the fixed count is still exact.
+func TestServerCountsOptional(t *testing.T) {
+	addr := redistest.Start(t, "--rename-command", "INFO", "")
+	pings := int64(1500)
+	run := &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-info"},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			Target: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{}},
+			Load: v1alpha1.LoadSpec{
+				Workers: 2, TasksPerWorker: 1, Duration: metav1.Duration{Duration: 2 * time.Second},
+				Scenarios: []v1alpha1.Scenario{
+					{Name: "ping", Type: v1alpha1.ScenarioRedisPing, Requests: &pings},
+					{Name: "ping_off", Type: v1alpha1.ScenarioRedisPing, Requests: &pings, Params: map[string]string{"serverCounts": "false"}},
+				},
+			},
+		},
+	}
+	inv, err := plan.ForRunnerIn(filepath.Join(repoRoot, "scripts", "k6"), run, []v1alpha1.Endpoint{{Role: plan.RoleRedis, Address: addr}}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := runConcurrently(t, []k6Process{{script: inv.Script, args: inv.Args, env: inv.Env, result: filepath.Join(t.TempDir(), "result.json")}})
+	for _, name := range []string{"ping", "ping_off"} {
+		s := scenario(t, docs[0], name)
+		if s.Calls != pings || s.Errors != 0 || s.ServerCalls != nil || s.Command != "ping" {
+			t.Errorf("%s: %d calls, %d errors, server counts %v, command %q", name, s.Calls, s.Errors, s.ServerCalls, s.Command)
+		}
+	}
+	rows := results.RedisProtocolRows(results.Summarize(docs[0], results.DefaultOptions()))
+	if len(rows) != 2 || rows[0].Cells[8] != "-" || rows[0].Cells[9] != "-" || rows[0].Cells[1] != "1500" {
+		t.Errorf("protocol rows %+v", rows)
+	}
 }
