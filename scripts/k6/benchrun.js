@@ -429,14 +429,15 @@ function markCounts(s, when) {
 
 /**
  * Adds runner 0's probe scenario half a grace after each Redis scenario's planned end (for a
- * fixed-count scenario too: other runners may still be making their share).
+ * fixed-count scenario too: other runners may still be making their share). Its name has
+ * upper-case letters, which a BenchmarkRun's scenario names cannot.
  */
 function addServerCountProbes(out) {
   const n = PLAN.scenarios.length;
   for (let i = 1; i <= n; i++) {
     const prev = PLAN.scenarios[i - 1];
     if (!(counted(prev) || counted(PLAN.scenarios[i]))) continue;
-    out[`benchrun_counts_${i}`] = {
+    out[`BenchrunCounts_${i}`] = {
       executor: 'per-vu-iterations',
       vus: 1,
       iterations: 1,
