@@ -6,7 +6,8 @@
 // snapshots them with Recorder.Scenario into a Document, writes it with Encode; the operator
 // or the CLI reads documents with Decode (strictly validated), combines them with Merge,
 // computes the published statistics with Summarize and writes them with RenderMarkdown (the
-// seed tables), RenderJSON, RenderCSV or RenderComparison. SCHEMA.md in this directory
+// seed tables), RenderJSON, RenderCSV or RenderComparison; the Redis-side seed shapes (the
+// Pegasus YCSB table and the packetd protocol table) are in render_ycsb.go. SCHEMA.md in this directory
 // documents the document format (schema version 1), its units, bounds and merge rules.
 //
 // The package is pure: no Kubernetes imports, no I/O beyond io.Reader/io.Writer.
