@@ -210,23 +210,6 @@ func writeRedisShapes(bw *bufio.Writer, s Summary) {
 	}
 }
 
-// RenderPegasusMarkdown writes only the Pegasus table (nothing when no scenario has operations).
-func RenderPegasusMarkdown(w io.Writer, s Summary) error {
-	bw := bufio.NewWriter(w)
-	writeRedisShapes(bw, Summary{Scenarios: withoutCommand(s.Scenarios)})
-	return bw.Flush()
-}
-
-// withoutCommand drops Command so that writeRedisShapes writes the Pegasus table only.
-func withoutCommand(scs []ScenarioSummary) []ScenarioSummary {
-	out := make([]ScenarioSummary, len(scs))
-	for i, sc := range scs {
-		sc.Command = ""
-		out[i] = sc
-	}
-	return out
-}
-
 // RenderPegasusCSV writes the Pegasus table as CSV: PegasusHeader then "scenario".
 func RenderPegasusCSV(w io.Writer, s Summary) error {
 	rows := PegasusRows(s)
