@@ -114,6 +114,7 @@ func toScenarioResults(scs []results.ScenarioSummary) []v1alpha1.ScenarioResult 
 		for _, v := range sc.ReturnValues[:min(len(sc.ReturnValues), 64)] {
 			res.ReturnValues = append(res.ReturnValues, v1alpha1.ValueCount{Value: v.Value, Count: v.Count, Percent: v.Percent})
 		}
+		res.Operations, res.ServerCalls = operationResults(sc)
 		out = append(out, res)
 	}
 	return out[:min(len(out), 32)]
@@ -181,4 +182,19 @@ func (r *BenchmarkRunReconciler) writeReportConfigMap(ctx context.Context, s *st
 		return fmt.Errorf("writing report %s: %w", name, err)
 	}
 	return nil
+}
+
+// operationResults are a scenario's per-operation results and the target's own count, compact
+// for status.
+func operationResults(sc results.ScenarioSummary) ([]v1alpha1.OperationResult, *int64) {
+	var ops []v1alpha1.OperationResult
+	for _, op := range sc.Operations[:min(len(sc.Operations), 16)] {
+		l := op.LatencyUs
+		ops = append(ops, v1alpha1.OperationResult{Name: op.Name, Calls: op.Calls, CPS: op.CPS, MeanUs: l.Mean, P99Us: l.P99, P999Us: l.P999})
+	}
+	var server *int64
+	if n := results.ObservedCalls(sc); n >= 0 && sc.Command != "" {
+		server = &n
+	}
+	return ops, server
 }

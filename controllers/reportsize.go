@@ -72,14 +72,18 @@ func reportData(title string, sum results.Summary, extra, resources, base string
 	return data, parts, nil
 }
 
-// renderReport renders the three report files.
+// renderReport renders the report files (report.md, results.json, the seed-shape tables) and
+// resources.json.
 func renderReport(title string, sum results.Summary, extra, resources string) (map[string]string, error) {
 	files, err := lifecycle.Reports(title, sum, nil, extra)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{lifecycle.ReportMarkdown: string(files[lifecycle.ReportMarkdown]),
-		lifecycle.ReportJSON: string(files[lifecycle.ReportJSON]), "resources.json": resources}, nil
+	data := map[string]string{"resources.json": resources}
+	for name, b := range files { // report.md, results.json and the seed-shape tables
+		data[name] = string(b)
+	}
+	return data, nil
 }
 
 // seriesParts packs the scenarios' series into as few parts as fit maxReportBytes each.

@@ -11,6 +11,7 @@
 #      client loop (hack/echo-client), same echo server (cmd/echo-server), connections and size
 #   7. HTTP GET requests/s: our k6 (http Go hot path) vs k6's stock k6/http module, same server
 #      (echo-server -http), VUs and duration; both counted by the server itself
+#   8. Fixed-count custom command (HSET, 1 KiB): our k6 redis.command vs redis-benchmark, counts checked by Redis
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3).
 set -euo pipefail
@@ -145,3 +146,6 @@ print(f"benchrun k6 http:   {mo:,.1f} requests/s  (runs: {ours}; counted by the 
 print(f"ratio benchrun/stock: {mo/ms:.2f}  (client, server and k6 share the machine's cores)")
 PY
 )
+
+hr "8. Fixed-count HSET of 1 KiB: benchrun k6 redis.command vs redis-benchmark ($CONNS connections, 100000 requests, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-redis-command.sh "$CONNS" 100000

@@ -159,6 +159,13 @@ type Scenario struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
 	Exec string `json:"exec,omitempty"`
+	// Requests, when set, is this runner's share of a fixed-count scenario's calls (the
+	// run's requests split exactly over the runners); DurationMs is then its time limit.
+	Requests *int64 `json:"requests,omitempty"`
+	// Command is a redis.command scenario's template, split into words.
+	Command []string `json:"command,omitempty"`
+	// DataSize is the size of each __data__ value of a redis.command scenario (0: default).
+	DataSize int32 `json:"dataSize,omitempty"`
 }
 
 // HTTPRequest is an http scenario's request.
@@ -183,6 +190,8 @@ type YCSB struct {
 	Update float64 `json:"update"`
 	// Insert is the insert proportion.
 	Insert float64 `json:"insert"`
+	// ReadModifyWrite is the read-modify-write proportion.
+	ReadModifyWrite float64 `json:"readModifyWrite,omitempty"`
 	// RecordCount is the number of records loaded before the run.
 	RecordCount int64 `json:"recordCount"`
 	// Distribution is uniform, zipfian or latest.
@@ -284,6 +293,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 			d = s.Duration.Duration
 		}
 		sc := scenarioFor(s, offset, d, vus)
+		fixedCount(&sc, s, index, count)
 		if s.Type == v1alpha1.ScenarioScript {
 			if _, ok := o.scripts[s.Name]; !ok {
 				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
@@ -350,6 +360,9 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
 		if y.RecordCount != nil {
 			sc.YCSB.RecordCount = *y.RecordCount
+		}
+		if y.ReadModifyWriteProportion != nil {
+			sc.YCSB.ReadModifyWrite = *y.ReadModifyWriteProportion
 		}
 		if sc.YCSB.Distribution == "" {
 			sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
@@ -550,4 +563,29 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
 	return opts
+}
+
+// fixedCount adds a scenario's fixed request count (runner index's exact share of it) and
+// its redis.command template to its plan.
+func fixedCount(sc *Scenario, s v1alpha1.Scenario, index, count int) {
+	if s.Requests != nil {
+		n := share64(*s.Requests, index, count)
+		sc.Requests = &n
+	}
+	if c := s.RedisCommand; c != nil {
+		sc.Command = strings.Fields(c.Command)
+		if c.DataSize != nil {
+			sc.DataSize = *c.DataSize
+		}
+	}
+}
+
+// share64 is share for int64 counts: runner index's part of n over count runners, the
+// first n % count runners one more, so the parts add up to n.
+func share64(n int64, index, count int) int64 {
+	s := n / int64(count)
+	if int64(index) < n%int64(count) {
+		s++
+	}
+	return s
 }

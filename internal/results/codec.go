@@ -181,6 +181,76 @@ func (s *Scenario) validate() error {
 	if err := s.Starts.validate(s.Calls, s.FirstStart, s.LastEnd); err != nil {
 		return fmt.Errorf("starts.%w", err)
 	}
+	return s.validateExtras()
+}
+
+// validateExtras checks the optional per-operation, server-side and load-shape fields.
+func (s *Scenario) validateExtras() error {
+	if len(s.VUs) > MaxVUEntries {
+		return fmt.Errorf("vus: %d entries, more than %d", len(s.VUs), MaxVUEntries)
+	}
+	for i, n := range s.VUs {
+		if n <= 0 {
+			return fmt.Errorf("vus[%d]: %d is not positive", i, n)
+		}
+	}
+	if len(s.Command) > MaxValueLength {
+		return fmt.Errorf("command: longer than %d bytes", MaxValueLength)
+	}
+	if s.BodySize < 0 {
+		return fmt.Errorf("bodySize: negative (%d)", s.BodySize)
+	}
+	if err := validateServerCalls(s.ServerCalls); err != nil {
+		return fmt.Errorf("serverCalls: %w", err)
+	}
+	if len(s.Operations) > MaxOperations {
+		return fmt.Errorf("operations: %d entries, more than %d", len(s.Operations), MaxOperations)
+	}
+	seen := make(map[string]bool, len(s.Operations))
+	var calls, errs int64
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		switch {
+		case op.Name == "" || len(op.Name) > MaxValueLength:
+			return fmt.Errorf("operations[%d].name: empty or longer than %d bytes", i, MaxValueLength)
+		case seen[op.Name]:
+			return fmt.Errorf("operations[%d].name: duplicate operation %q", i, op.Name)
+		case len(op.Operations) > 0 || len(op.ServerCalls) > 0 || len(op.VUs) > 0 || op.Command != "" || op.BodySize != 0:
+			return fmt.Errorf("operations[%d] (%q): operations, serverCalls, vus, command and bodySize belong to the scenario", i, op.Name)
+		case op.Type != "" && op.Type != s.Type:
+			return fmt.Errorf("operations[%d] (%q).type: %q differs from the scenario's %q", i, op.Name, op.Type, s.Type)
+		}
+		seen[op.Name] = true
+		if err := op.validate(); err != nil {
+			return fmt.Errorf("operations[%d] (%q).%w", i, op.Name, err)
+		}
+		calls += op.Calls
+		errs += op.Errors
+		if calls > s.Calls || errs > s.Errors {
+			return fmt.Errorf("operations: calls or errors add up to more than the scenario's (%d, %d)", s.Calls, s.Errors)
+		}
+	}
+	return nil
+}
+
+// validateServerCalls checks a server-side command count map: bounded, positive counts.
+func validateServerCalls(m map[string]int64) error {
+	if len(m) > MaxDistinctValues {
+		return fmt.Errorf("%d entries, more than %d", len(m), MaxDistinctValues)
+	}
+	var sum int64
+	for k, n := range m {
+		if k == "" || len(k) > MaxValueLength {
+			return fmt.Errorf("key %.20q: empty or longer than %d bytes", k, MaxValueLength)
+		}
+		if n <= 0 {
+			return fmt.Errorf("[%q]: count %d is not positive", k, n)
+		}
+		if sum > math.MaxInt64-n {
+			return fmt.Errorf("[%q]: counts overflow", k)
+		}
+		sum += n
+	}
 	return nil
 }
 

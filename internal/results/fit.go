@@ -11,20 +11,21 @@ import (
 const StoredBudget = 512 << 10
 
 // Coarsen makes doc one step smaller, exactly (counts are only added together): first every
-// histogram is reduced to HistogramCoarseSigFigs, then every start timeline moves to the next
+// histogram (operations' included) is reduced to HistogramCoarseSigFigs, then every start timeline moves to the next
 // width of TimelineWidthsMs, minute-wide buckets first (the calls per minute stay exact down
 // to one-minute buckets). It reports false when nothing is left to coarsen.
 func (doc *Document) Coarsen() bool {
-	for i := range doc.Scenarios {
-		if doc.Scenarios[i].Latency.SignificantFigures > HistogramCoarseSigFigs {
-			for j := range doc.Scenarios {
-				doc.Scenarios[j].Latency = reducePrecision(doc.Scenarios[j].Latency, HistogramCoarseSigFigs)
+	all := doc.allScenarios()
+	for _, s := range all {
+		if s.Latency.SignificantFigures > HistogramCoarseSigFigs {
+			for _, t := range all {
+				t.Latency = reducePrecision(t.Latency, HistogramCoarseSigFigs)
 			}
 			return true
 		}
 	}
 	finest := int64(0)
-	for _, s := range doc.Scenarios {
+	for _, s := range all {
 		if w := s.Starts.BucketMs; len(s.Starts.Counts) > 1 && (finest == 0 || w < finest) {
 			finest = w
 		}
@@ -42,12 +43,26 @@ func (doc *Document) Coarsen() bool {
 	if next == 0 {
 		return false
 	}
-	for i := range doc.Scenarios {
-		if s := &doc.Scenarios[i]; s.Starts.BucketMs == finest {
+	for _, s := range all {
+		if s.Starts.BucketMs == finest {
 			s.Starts = rebucket(s.Starts, next)
 		}
 	}
 	return true
+}
+
+// allScenarios lists the document's scenarios and their per-operation scenarios, so that
+// Coarsen treats an operation's histogram and timeline like its scenario's.
+func (doc *Document) allScenarios() []*Scenario {
+	var all []*Scenario
+	for i := range doc.Scenarios {
+		s := &doc.Scenarios[i]
+		all = append(all, s)
+		for j := range s.Operations {
+			all = append(all, &s.Operations[j])
+		}
+	}
+	return all
 }
 
 // Fit coarsens doc (Coarsen) until its gzip'd encoding is at most budget bytes or nothing is

@@ -150,7 +150,41 @@ func cloneScenario(s Scenario) Scenario {
 	if s.Starts.Counts == nil {
 		s.Starts.Counts = []int64{}
 	}
+	s.VUs = slices.Clone(s.VUs)
+	s.ServerCalls = maps.Clone(s.ServerCalls)
+	if s.Operations != nil {
+		ops := make([]Scenario, len(s.Operations))
+		for i, op := range s.Operations {
+			ops[i] = cloneScenario(op)
+		}
+		s.Operations = ops
+	}
 	return s
+}
+
+// mergeExtras adds the optional per-operation, server-side and load-shape fields of s into acc.
+func mergeExtras(acc, s *Scenario) error {
+	if len(s.VUs) > 0 {
+		acc.VUs = append(acc.VUs, s.VUs...)
+		slices.Sort(acc.VUs)
+	}
+	if acc.Command == "" || (s.Command != "" && s.Command < acc.Command) {
+		acc.Command = s.Command // the same in every runner; the smaller one keeps merges order-free
+	}
+	acc.BodySize = max(acc.BodySize, s.BodySize)
+	acc.ServerCalls = addMaps(acc.ServerCalls, s.ServerCalls)
+	for _, op := range s.Operations {
+		i := slices.IndexFunc(acc.Operations, func(o Scenario) bool { return o.Name == op.Name })
+		if i < 0 {
+			acc.Operations = append(acc.Operations, cloneScenario(op))
+			continue
+		}
+		if err := mergeScenario(&acc.Operations[i], &op); err != nil {
+			return fmt.Errorf("operation %q: %w", op.Name, err)
+		}
+	}
+	slices.SortFunc(acc.Operations, func(a, b Scenario) int { return cmp.Compare(a.Name, b.Name) })
+	return nil
 }
 
 // mergeScenario adds s into acc; both are valid scenarios with the same name.
@@ -208,7 +242,8 @@ func mergeScenario(acc, s *Scenario) error {
 	acc.Starts = mergeTimelines(acc.Starts, starts)
 	acc.ErrorKinds = addMaps(acc.ErrorKinds, s.ErrorKinds)
 	acc.ReturnValues = addMaps(acc.ReturnValues, s.ReturnValues)
-	return nil
+	acc.Latency.SumSquares += s.Latency.SumSquares // Merge re-adds a scenario's in a fixed order
+	return mergeExtras(acc, s)
 }
 
 // mergeBuckets adds two ascending sparse bucket lists.

@@ -41,6 +41,26 @@ type Recorder struct {
 	curIdx               int     // index in starts of the bucket [curLo, curHi) ns
 	curLo, curHi         int64
 	values, errKinds     boundedCounter
+	ops                  []*Recorder // per-operation recorders (Op), in creation order
+}
+
+// Op returns the recorder of operation name within this scenario (e.g. YCSB "read"),
+// created on first use: record each call both in it and in r. Beyond MaxOperations
+// operations, further names share one recorder named OtherValue. Not for the hot path's
+// lookups: keep the returned recorder.
+func (r *Recorder) Op(name string) *Recorder {
+	name = truncateValue(name)
+	for _, op := range r.ops {
+		if op.name == name {
+			return op
+		}
+	}
+	if len(r.ops) >= MaxOperations-1 && name != OtherValue {
+		return r.Op(OtherValue)
+	}
+	op := NewRecorder(strings.Clone(name), "")
+	r.ops = append(r.ops, op)
+	return op
 }
 
 // boundedCounter counts strings, keeping at most MaxDistinctValues distinct keys; the rest
@@ -231,6 +251,12 @@ func (r *Recorder) Scenario() Scenario {
 	}
 	s.Starts.StartUnixMs = r.startMs
 	s.Starts.Counts = slices.Clone(r.starts)
+	for _, op := range r.ops {
+		if op.calls > 0 {
+			s.Operations = append(s.Operations, op.Scenario())
+		}
+	}
+	slices.SortFunc(s.Operations, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return s
 }
 

@@ -84,6 +84,7 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 		bw.WriteString("\nError Kind Distribution Statistics:\n\n")
 		t.write(bw)
 	}
+	writeRedisShapes(bw, s)
 	bw.WriteString("\n")
 	return bw.Flush()
 }

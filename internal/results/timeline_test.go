@@ -226,3 +226,40 @@ func TestFit(t *testing.T) {
 
 // bytesReader reads b.
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestFitOperations: Fit coarsens the per-operation histograms and timelines with their
+// scenario's (a YCSB document is mostly operations), exactly.
+func TestFitOperations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	r := NewRecorder("ycsb", "ycsb")
+	read, update := r.Op("read"), r.Op("update")
+	for at := t0; at.Before(t0.Add(40 * time.Minute)); at = at.Add(100*time.Millisecond + time.Duration(rng.IntN(10_000_000))) {
+		op := read
+		if rng.IntN(2) == 0 {
+			op = update
+		}
+		d := time.Duration(50+rng.IntN(5000)) * time.Microsecond
+		r.Record(at, d, "0", "")
+		op.Record(at, d, "0", "")
+	}
+	doc := &Document{SchemaVersion: SchemaVersion, Runners: []string{"r"}, Scenarios: []Scenario{r.Scenario()}}
+	before := doc.Scenarios[0]
+	if len(before.Operations) != 2 {
+		t.Fatalf("operations = %d, want 2", len(before.Operations))
+	}
+	raw, _, err := Fit(doc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(bytesReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, op := range back.Scenarios[0].Operations {
+		if op.Latency.SignificantFigures != 2 || op.Starts.BucketMs != 3_600_000 ||
+			op.Calls != before.Operations[i].Calls || op.Latency.Sum != before.Operations[i].Latency.Sum {
+			t.Errorf("operation %s not fitted exactly: sigFigs %d, buckets of %d ms, %d calls (want %d)",
+				op.Name, op.Latency.SignificantFigures, op.Starts.BucketMs, op.Calls, before.Operations[i].Calls)
+		}
+	}
+}

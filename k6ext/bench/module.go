@@ -48,6 +48,9 @@ func (m *Module) Exports() modules.Exports {
 		"scenarioType": m.scenarioType,
 		"echo":         m.echo,
 		"http":         m.httpJS,
+		"scenarioInfo": m.jsScenarioInfo,
+		"serverCounts": m.jsServerCounts,
+		"take":         m.jsTake,
 	}}
 }
 

@@ -49,6 +49,13 @@ func (g *registry) add(name, scenarioType string) *results.Recorder {
 	return r
 }
 
+// typeOf returns the type of a scenario ("" when unknown).
+func (g *registry) typeOf(name string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.types[name]
+}
+
 // retire replaces a recorder its VU no longer uses by its (small) snapshot, so a VU holds
 // one Recorder (about 190 KiB of histogram) at a time however many scenarios it runs.
 func (g *registry) retire(r *results.Recorder) {
@@ -81,6 +88,10 @@ func (g *registry) document(runner string) (*results.Document, error) {
 		return nil, err
 	}
 	doc.Runners = []string{runner}
+	applyInfo(doc)
+	if err := doc.Validate(); err != nil {
+		return nil, err
+	}
 	return doc, nil
 }
 
@@ -119,6 +130,7 @@ func (v *VURecorders) Current(scenarioType string) *results.Recorder {
 		recorders.retire(v.last)
 	}
 	v.lastSS, v.last = ss, recorders.add(ss.Name, scenarioType)
+	countVU(ss.Name)
 	return v.last
 }
 
