@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"go.k6.io/k6/v2/js/modules"
 	"go.k6.io/k6/v2/lib"
@@ -17,10 +18,23 @@ type registry struct {
 	recs  map[*results.Recorder]struct{} // live recorders
 	done  []results.Scenario             // snapshots of retired recorders
 	types map[string]string              // scenario name -> type, one per scenario
+
+	// Live metrics (remote write): 0 when off. The pusher bumps epoch every interval; a VU
+	// seeing a new epoch publishes a snapshot of its recorder into live (off the hot path:
+	// one atomic load per call).
+	epoch atomic.Int64
+	live  map[*results.Recorder]liveSnap
+}
+
+// liveSnap is a VU's last published snapshot and the epoch it was published in.
+type liveSnap struct {
+	scenario results.Scenario
+	epoch    int64
 }
 
 // recorders is the process-wide registry shared by every VU and the output.
-var recorders = &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{}}
+var recorders = &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{},
+	live: map[*results.Recorder]liveSnap{}}
 
 // setType fixes the type of a scenario unless it is already known; it reports the type.
 func (g *registry) setType(name, scenarioType string) string {
@@ -55,8 +69,39 @@ func (g *registry) retire(r *results.Recorder) {
 	s := r.Scenario()
 	g.mu.Lock()
 	delete(g.recs, r)
+	delete(g.live, r)
 	g.done = append(g.done, s)
 	g.mu.Unlock()
+}
+
+// publish stores a live snapshot of r, taken by its VU, for the remote-write pusher.
+func (g *registry) publish(r *results.Recorder, epoch int64) {
+	s := r.Scenario()
+	g.mu.Lock()
+	if _, ok := g.recs[r]; ok {
+		g.live[r] = liveSnap{scenario: s, epoch: epoch}
+	}
+	g.mu.Unlock()
+}
+
+// liveDocument merges the retired recorders and the VUs' latest live snapshots (at most one
+// interval old) into one runner document, counts per scenario the VUs that published in the
+// current epoch (made calls during the last interval), and starts a new epoch.
+func (g *registry) liveDocument(runner string) (*results.Document, map[string]int, error) {
+	g.mu.Lock()
+	epoch := g.epoch.Load()
+	scenarios := append([]results.Scenario(nil), g.done...)
+	vus := map[string]int{}
+	for _, s := range g.live {
+		scenarios = append(scenarios, s.scenario)
+		if s.epoch == epoch {
+			vus[s.scenario.Name]++
+		}
+	}
+	g.epoch.Store(epoch + 1)
+	g.mu.Unlock()
+	doc, err := mergeScenarios(runner, scenarios)
+	return doc, vus, err
 }
 
 // document merges every recorder into one runner document. It must be called once the VUs
@@ -68,6 +113,11 @@ func (g *registry) document(runner string) (*results.Document, error) {
 		scenarios = append(scenarios, r.Scenario())
 	}
 	g.mu.Unlock()
+	return mergeScenarios(runner, scenarios)
+}
+
+// mergeScenarios merges scenario snapshots into one document of runner.
+func mergeScenarios(runner string, scenarios []results.Scenario) (*results.Document, error) {
 	docs := make([]*results.Document, 0, len(scenarios))
 	for _, s := range scenarios {
 		docs = append(docs, &results.Document{
@@ -90,6 +140,7 @@ type VURecorders struct {
 	vu     modules.VU
 	lastSS *lib.ScenarioState
 	last   *results.Recorder
+	epoch  int64 // live-metrics epoch of the last published snapshot
 }
 
 // NewVURecorders returns the recorder set of one VU.
@@ -100,7 +151,18 @@ func NewVURecorders(vu modules.VU) *VURecorders {
 // Current returns the recorder of the scenario the VU is running, created with
 // scenarioType on first use, or nil outside a scenario (init, setup, teardown): such calls
 // are not recorded. When the VU moves to another scenario, the previous recorder is retired.
+// With live metrics on, the VU publishes a snapshot of the recorder once per push interval.
 func (v *VURecorders) Current(scenarioType string) *results.Recorder {
+	r := v.current(scenarioType)
+	if e := recorders.epoch.Load(); e != v.epoch && r != nil && e != 0 {
+		v.epoch = e
+		recorders.publish(r, e)
+	}
+	return r
+}
+
+// current is Current without the live publishing.
+func (v *VURecorders) current(scenarioType string) *results.Recorder {
 	if v.vu.State() == nil {
 		return nil
 	}
