@@ -69,12 +69,8 @@ func ConfigFromEnv(env func(string) string) (cfg Config, ok bool, err error) {
 	if raw == "" {
 		return Config{}, false, nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Config{}, false, fmt.Errorf("%s is not an http(s) URL", EnvURL)
-	}
-	if u.User != nil {
-		return Config{}, false, fmt.Errorf("%s must not hold credentials: give them as %s or %s/%s", EnvURL, EnvBearerToken, EnvUsername, EnvPassword)
+	if err := CheckURL(raw); err != nil {
+		return Config{}, false, fmt.Errorf("%s: %w", EnvURL, err)
 	}
 	cfg = Config{URL: raw, Interval: DefaultInterval, QueueLen: 12,
 		BearerToken: env(EnvBearerToken), Username: env(EnvUsername), Password: env(EnvPassword),
@@ -94,6 +90,19 @@ func ConfigFromEnv(env func(string) string) (cfg Config, ok bool, err error) {
 		return Config{}, false, err
 	}
 	return cfg, true, nil
+}
+
+// CheckURL refuses a remote-write URL that is not http(s) or holds credentials (they belong
+// in Secrets); the error never quotes the URL.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an http:// or https:// URL")
+	}
+	if u.User != nil {
+		return errors.New("the URL must not hold credentials: give them from a Secret (bearer token or basic auth)")
+	}
+	return nil
 }
 
 // tlsFromEnv builds the TLS settings (nil when none is set).

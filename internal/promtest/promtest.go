@@ -81,9 +81,16 @@ type Sample struct {
 	Value  float64
 }
 
-// Query runs an instant query and returns its samples (an error for a failed query).
-func (p *Prometheus) Query(q string) ([]Sample, error) {
-	resp, err := http.Get(p.URL + "/api/v1/query?query=" + url.QueryEscape(q))
+// Query runs an instant query now and returns its samples (an error for a failed query).
+func (p *Prometheus) Query(q string) ([]Sample, error) { return p.QueryAt(q, time.Time{}) }
+
+// QueryAt runs an instant query at t (now when zero) and returns its samples.
+func (p *Prometheus) QueryAt(q string, t time.Time) ([]Sample, error) {
+	u := p.URL + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !t.IsZero() {
+		u += fmt.Sprintf("&time=%.3f", float64(t.UnixMilli())/1000)
+	}
+	resp, err := http.Get(u)
 	if err != nil {
 		return nil, err
 	}
@@ -126,4 +133,44 @@ func (p *Prometheus) Value(q string) (float64, error) {
 		return 0, fmt.Errorf("query %s: %d samples, want 1", q, len(s))
 	}
 	return s[0].Value, nil
+}
+
+// Point is one stored sample.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// Points returns the raw samples of the single series a range-vector selector (e.g.
+// metric{...}[5m]) selects, oldest first.
+func (p *Prometheus) Points(selector string) ([]Point, error) {
+	resp, err := http.Get(p.URL + "/api/v1/query?query=" + url.QueryEscape(selector))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, err
+	}
+	if len(body.Data.Result) != 1 {
+		return nil, fmt.Errorf("%s: %d series, want 1", selector, len(body.Data.Result))
+	}
+	var out []Point
+	for _, v := range body.Data.Result[0].Values {
+		ts, _ := v[0].(float64)
+		s, _ := v[1].(string)
+		var f float64
+		if _, err := fmt.Sscan(s, &f); err != nil {
+			return nil, fmt.Errorf("%s: value %q", selector, s)
+		}
+		out = append(out, Point{T: time.UnixMilli(int64(ts * 1000)), V: f})
+	}
+	return out, nil
 }

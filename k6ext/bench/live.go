@@ -64,12 +64,30 @@ func (l *live) loop() {
 		case <-l.stop:
 			return
 		case <-t.C:
-			doc, vus, err := recorders.liveDocument(l.cfg.Runner)
+			since := recorders.newEpoch()
+			if !l.awaitSnapshots(since + 1) {
+				return
+			}
+			doc, vus, err := recorders.liveDocument(l.cfg.Runner, since)
 			if err == nil {
 				l.push(doc, vus)
 			}
 		}
 	}
+}
+
+// awaitSnapshots waits until every VU published its snapshot of epoch e, at most a tenth of
+// the interval (idle or blocked VUs do not publish), polling; false when stopped meanwhile.
+func (l *live) awaitSnapshots(e int64) bool {
+	deadline := time.Now().Add(l.cfg.Interval / 10)
+	for recorders.unpublished(e) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-l.stop:
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // finish stops the loop, pushes the final (exact) document and waits a few seconds at most

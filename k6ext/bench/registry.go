@@ -84,21 +84,37 @@ func (g *registry) publish(r *results.Recorder, epoch int64) {
 	g.mu.Unlock()
 }
 
-// liveDocument merges the retired recorders and the VUs' latest live snapshots (at most one
-// interval old) into one runner document, counts per scenario the VUs that published in the
-// current epoch (made calls during the last interval), and starts a new epoch.
-func (g *registry) liveDocument(runner string) (*results.Document, map[string]int, error) {
+// newEpoch asks every VU to publish a fresh snapshot at its next call and returns the
+// previous epoch.
+func (g *registry) newEpoch() int64 { return g.epoch.Add(1) - 1 }
+
+// unpublished counts the live recorders whose VU has not published in epoch e yet.
+func (g *registry) unpublished(e int64) int {
 	g.mu.Lock()
-	epoch := g.epoch.Load()
+	defer g.mu.Unlock()
+	n := 0
+	for r := range g.recs {
+		if g.live[r].epoch < e {
+			n++
+		}
+	}
+	return n
+}
+
+// liveDocument merges the retired recorders and the VUs' latest live snapshots into one
+// runner document and counts per scenario the VUs that published since epoch since (made
+// calls since then). Call it shortly after newEpoch: busy VUs have published by then, so the
+// figures are fresh; a VU blocked in a long call contributes its previous snapshot.
+func (g *registry) liveDocument(runner string, since int64) (*results.Document, map[string]int, error) {
+	g.mu.Lock()
 	scenarios := append([]results.Scenario(nil), g.done...)
 	vus := map[string]int{}
 	for _, s := range g.live {
 		scenarios = append(scenarios, s.scenario)
-		if s.epoch == epoch {
+		if s.epoch >= since {
 			vus[s.scenario.Name]++
 		}
 	}
-	g.epoch.Store(epoch + 1)
 	g.mu.Unlock()
 	doc, err := mergeScenarios(runner, scenarios)
 	return doc, vus, err
