@@ -15,6 +15,15 @@ func WithRemoteWriteDefault(url string) Option {
 	return func(o *options) { o.remoteWriteURL = url }
 }
 
+// All combines options into one.
+func All(opts ...Option) Option {
+	return func(o *options) {
+		for _, opt := range opts {
+			opt(o)
+		}
+	}
+}
+
 // addRemoteWrite adds the live-metrics settings to inv when a remote-write URL is in effect:
 // the URL, interval, TLS knobs and the labels as plain env, credentials and the CA as
 // SecretEnv (secretKeyRef in the runner pod).
