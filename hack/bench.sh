@@ -6,6 +6,7 @@
 #   2. HeTu hello_world calls/s: our k6 Go client vs the Python asyncio client, same server and connections
 #   3. Histogram record and merge throughput (Go benchmarks of internal/results)
 #   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
+#   5. Live metrics: k6 GET calls/s with remote write to an unreachable endpoint vs without
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ROUNDS (3).
 set -euo pipefail
@@ -58,3 +59,6 @@ go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s 
 
 hr "4. Runner memory after 10^8 samples"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
+
+hr "5. Remote write to an unreachable endpoint vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-remote-write.sh "$CONNS" "$SECS"
