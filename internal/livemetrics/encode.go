@@ -61,13 +61,21 @@ var latencyBoundsMicros = func() []int64 {
 }()
 
 // Label is one name="value" pair.
-type Label struct{ Name, Value string }
+type Label struct {
+	// Name is the label name.
+	Name string
+	// Value is the label value; empty values are not sent.
+	Value string
+}
 
 // Series is one sample of one series.
 type Series struct {
-	Name   string
+	// Name is the metric name.
+	Name string
+	// Labels are the labels besides __name__.
 	Labels []Label
-	Value  float64
+	// Value is the sample value.
+	Value float64
 }
 
 // LatencyHistogram is the latency histogram series of one scenario from HDR buckets

@@ -29,16 +29,16 @@ type Pusher struct {
 	client *http.Client
 	logf   func(format string, args ...any)
 
-	mu       sync.Mutex
-	queue    [][]byte
-	stats    Stats
-	closed   bool
-	logged   bool
-	wake     chan struct{}
-	done     chan struct{}
-	ctx      context.Context
-	cancel   context.CancelFunc
-	userAgnt string
+	mu        sync.Mutex
+	queue     [][]byte
+	stats     Stats
+	closed    bool
+	logged    bool
+	wake      chan struct{}
+	done      chan struct{}
+	ctx       context.Context
+	cancel    context.CancelFunc
+	userAgent string
 }
 
 // NewPusher starts a pusher; logf (may be nil) receives the once-only failure message.
@@ -55,7 +55,7 @@ func NewPusher(cfg Config, logf func(format string, args ...any)) *Pusher {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pusher{cfg: cfg, client: &http.Client{Transport: tr, Timeout: cfg.Timeout}, logf: logf,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), ctx: ctx, cancel: cancel,
-		userAgnt: "benchrun-k6/remote-write"}
+		userAgent: "benchrun-k6/remote-write"}
 	go p.loop()
 	return p
 }
@@ -151,7 +151,7 @@ func (p *Pusher) send(body []byte) error {
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	req.Header.Set("User-Agent", p.userAgnt)
+	req.Header.Set("User-Agent", p.userAgent)
 	switch {
 	case p.cfg.BearerToken != "":
 		req.Header.Set("Authorization", "Bearer "+p.cfg.BearerToken)
