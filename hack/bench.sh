@@ -62,3 +62,5 @@ BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results
 
 hr "5. Remote write to an unreachable endpoint vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
 ROUNDS=$ROUNDS hack/bench-remote-write.sh "$CONNS" "$SECS"
+echo "per push interval: a VU's snapshot (BenchmarkLivePublish), the pusher's merge + encode for 64 VUs (BenchmarkLivePush)"
+go test -run '^$' -bench 'BenchmarkLive' -benchtime 2s ./k6ext/bench/ | grep -E '^Benchmark'
