@@ -81,13 +81,26 @@ type Series struct {
 // LatencyHistogram is the latency histogram series of one scenario from HDR buckets
 // ([value µs, count], ascending) and their sum (µs).
 func LatencyHistogram(labels []Label, hdr [][2]int64, sumMicros int64) []Series {
-	counts := make([]int64, len(latencyBoundsMicros)+1)
-	var total int64
+	counts := NewBucketCounts()
+	AddHDR(counts, hdr)
+	return HistogramSeries(labels, counts, sumMicros)
+}
+
+// NewBucketCounts returns zero counts per latency bucket (len(LatencyBounds)+1, the last
+// one above every bound), not cumulative.
+func NewBucketCounts() []int64 { return make([]int64, len(latencyBoundsMicros)+1) }
+
+// AddHDR adds HDR buckets ([value µs, count]) to counts from NewBucketCounts.
+func AddHDR(counts []int64, hdr [][2]int64) {
 	for _, b := range hdr {
 		i, _ := slices.BinarySearch(latencyBoundsMicros, b[0])
 		counts[i] += b[1]
-		total += b[1]
 	}
+}
+
+// HistogramSeries is the classic histogram (_bucket{le} cumulative, _sum in seconds, _count)
+// of per-bucket counts from NewBucketCounts and their sum in µs.
+func HistogramSeries(labels []Label, counts []int64, sumMicros int64) []Series {
 	out := make([]Series, 0, len(counts)+2)
 	var cum int64
 	for i, n := range counts {
@@ -100,7 +113,7 @@ func LatencyHistogram(labels []Label, hdr [][2]int64, sumMicros int64) []Series 
 	}
 	return append(out,
 		Series{Name: MetricLatency + "_sum", Labels: labels, Value: float64(sumMicros) / 1e6},
-		Series{Name: MetricLatency + "_count", Labels: labels, Value: float64(total)})
+		Series{Name: MetricLatency + "_count", Labels: labels, Value: float64(cum)})
 }
 
 // with returns labels plus name=value (a new slice).

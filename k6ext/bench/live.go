@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -68,10 +69,8 @@ func (l *live) loop() {
 			if !l.awaitSnapshots(since + 1) {
 				return
 			}
-			doc, vus, err := recorders.liveDocument(l.cfg.Runner, since)
-			if err == nil {
-				l.push(doc, vus)
-			}
+			stats, vus := recorders.liveStatsByScenario(since)
+			l.push(stats, vus)
 		}
 	}
 }
@@ -100,7 +99,11 @@ func (l *live) finish(doc *results.Document) {
 		close(l.stop)
 		<-l.done
 		if doc != nil {
-			l.push(doc, nil)
+			stats := map[string]*liveStats{}
+			for i := range doc.Scenarios {
+				stats[doc.Scenarios[i].Name] = statsOf(&doc.Scenarios[i])
+			}
+			l.push(stats, nil)
 		}
 		st := l.pusher.Close(5 * time.Second)
 		if l.logger != nil && (st.Failed > 0 || st.Dropped > 0) {
@@ -110,32 +113,78 @@ func (l *live) finish(doc *results.Document) {
 	})
 }
 
-// push encodes doc as series at a timestamp after the previous push's and queues it.
-func (l *live) push(doc *results.Document, vus map[string]int) {
+// push encodes the figures as series at a timestamp after the previous push's and queues it.
+func (l *live) push(stats map[string]*liveStats, vus map[string]int) {
 	ts := max(time.Now().UnixMilli(), l.lastTs+1)
 	l.lastTs = ts
-	body, err := livemetrics.Encode(ts, liveSeries(l.cfg, doc, vus))
+	body, err := livemetrics.Encode(ts, liveSeries(l.cfg, stats, vus))
 	if err == nil {
 		l.pusher.Push(body)
 	}
 }
 
-// liveSeries turns a runner document into the pushed series.
-func liveSeries(cfg livemetrics.Config, doc *results.Document, vus map[string]int) []livemetrics.Series {
+// liveStats are the figures of one scenario a runner pushes: counters, error kinds and the
+// latency in livemetrics' buckets (about 600 bytes, whatever the HDR histogram holds).
+type liveStats struct {
+	name          string
+	calls, errors int64
+	kinds         map[string]int64
+	buckets       []int64 // livemetrics.NewBucketCounts
+	sumMicros     int64
+}
+
+// statsOf condenses a scenario snapshot.
+func statsOf(s *results.Scenario) *liveStats {
+	ls := &liveStats{name: s.Name, calls: s.Calls, errors: s.Errors, sumMicros: s.Latency.Sum,
+		buckets: livemetrics.NewBucketCounts()}
+	livemetrics.AddHDR(ls.buckets, s.Latency.Buckets)
+	if len(s.ErrorKinds) > 0 {
+		ls.kinds = maps.Clone(s.ErrorKinds)
+	}
+	return ls
+}
+
+// add adds o's figures to ls.
+func (ls *liveStats) add(o *liveStats) {
+	ls.calls += o.calls
+	ls.errors += o.errors
+	ls.sumMicros += o.sumMicros
+	for i, n := range o.buckets {
+		ls.buckets[i] += n
+	}
+	for k, n := range o.kinds {
+		if ls.kinds == nil {
+			ls.kinds = map[string]int64{}
+		}
+		ls.kinds[k] += n
+	}
+}
+
+// clone returns a copy of ls that add may change.
+func (ls *liveStats) clone() *liveStats {
+	c := *ls
+	c.buckets = slices.Clone(ls.buckets)
+	c.kinds = maps.Clone(ls.kinds)
+	return &c
+}
+
+// liveSeries turns the figures per scenario into the pushed series.
+func liveSeries(cfg livemetrics.Config, stats map[string]*liveStats, vus map[string]int) []livemetrics.Series {
 	base := []livemetrics.Label{{Name: "benchmarkrun", Value: cfg.Run}, {Name: "namespace", Value: cfg.Namespace},
 		{Name: "runner", Value: cfg.Runner}, {Name: "target", Value: cfg.Target}}
 	var out []livemetrics.Series
-	for _, sc := range doc.Scenarios {
-		ls := livemetrics.With(base, "scenario", sc.Name)
+	for _, name := range slices.Sorted(maps.Keys(stats)) {
+		sc := stats[name]
+		ls := livemetrics.With(base, "scenario", name)
 		out = append(out,
-			livemetrics.Series{Name: livemetrics.MetricCalls, Labels: ls, Value: float64(sc.Calls)},
-			livemetrics.Series{Name: livemetrics.MetricErrors, Labels: ls, Value: float64(sc.Errors)},
-			livemetrics.Series{Name: livemetrics.MetricVUs, Labels: ls, Value: float64(vus[sc.Name])})
-		for kind, n := range errorKinds(sc.ErrorKinds) {
+			livemetrics.Series{Name: livemetrics.MetricCalls, Labels: ls, Value: float64(sc.calls)},
+			livemetrics.Series{Name: livemetrics.MetricErrors, Labels: ls, Value: float64(sc.errors)},
+			livemetrics.Series{Name: livemetrics.MetricVUs, Labels: ls, Value: float64(vus[name])})
+		for kind, n := range errorKinds(sc.kinds) {
 			out = append(out, livemetrics.Series{Name: livemetrics.MetricErrorsByKind,
 				Labels: livemetrics.With(ls, "kind", kind), Value: float64(n)})
 		}
-		out = append(out, livemetrics.LatencyHistogram(ls, sc.Latency.Buckets, sc.Latency.Sum)...)
+		out = append(out, livemetrics.HistogramSeries(ls, sc.buckets, sc.sumMicros)...)
 	}
 	if cpu, ok := processCPUSeconds(); ok {
 		out = append(out, livemetrics.Series{Name: livemetrics.MetricRunnerCPU, Labels: base, Value: cpu})

@@ -23,17 +23,18 @@ func busyRecorder() *results.Recorder {
 // per-call overhead (plus one atomic load per call).
 func BenchmarkLivePublish(b *testing.B) {
 	r := busyRecorder()
-	g := &registry{recs: map[*results.Recorder]struct{}{r: {}}, types: map[string]string{}, live: map[*results.Recorder]liveSnap{}}
+	g := newRegistry()
+	g.recs[r] = struct{}{}
 	b.ReportAllocs()
 	for b.Loop() {
 		g.publish(r, 1)
 	}
 }
 
-// BenchmarkLivePush is the pusher goroutine's work per push for 64 VUs of one scenario: merge
-// their snapshots, build the series and encode them (protobuf + snappy).
+// BenchmarkLivePush is the pusher goroutine's work per push for 64 VUs of one scenario: sum
+// their figures, build the series and encode them (protobuf + snappy).
 func BenchmarkLivePush(b *testing.B) {
-	g := &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{}, live: map[*results.Recorder]liveSnap{}}
+	g := newRegistry()
 	for range 64 {
 		r := busyRecorder()
 		g.recs[r] = struct{}{}
@@ -42,11 +43,8 @@ func BenchmarkLivePush(b *testing.B) {
 	cfg := livemetrics.Config{Run: "r", Namespace: "ns", Runner: "r-0", Target: "redis/single"}
 	b.ReportAllocs()
 	for b.Loop() {
-		doc, vus, err := g.liveDocument("r-0", 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := livemetrics.Encode(1, liveSeries(cfg, doc, vus)); err != nil {
+		stats, vus := g.liveStatsByScenario(1)
+		if _, err := livemetrics.Encode(1, liveSeries(cfg, stats, vus)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,19 +22,25 @@ type registry struct {
 	// Live metrics (remote write): 0 when off. The pusher bumps epoch every interval; a VU
 	// seeing a new epoch publishes a snapshot of its recorder into live (off the hot path:
 	// one atomic load per call).
-	epoch atomic.Int64
-	live  map[*results.Recorder]liveSnap
+	epoch    atomic.Int64
+	live     map[*results.Recorder]liveSnap
+	doneLive map[string]*liveStats // retired recorders' figures by scenario, for live metrics
 }
 
-// liveSnap is a VU's last published snapshot and the epoch it was published in.
+// liveSnap is a VU's last published figures and the epoch they were published in.
 type liveSnap struct {
-	scenario results.Scenario
-	epoch    int64
+	stats *liveStats
+	epoch int64
+}
+
+// newRegistry returns an empty registry.
+func newRegistry() *registry {
+	return &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{},
+		live: map[*results.Recorder]liveSnap{}, doneLive: map[string]*liveStats{}}
 }
 
 // recorders is the process-wide registry shared by every VU and the output.
-var recorders = &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{},
-	live: map[*results.Recorder]liveSnap{}}
+var recorders = newRegistry()
 
 // setType fixes the type of a scenario unless it is already known; it reports the type.
 func (g *registry) setType(name, scenarioType string) string {
@@ -67,19 +73,32 @@ func (g *registry) add(name, scenarioType string) *results.Recorder {
 // one Recorder (about 190 KiB of histogram) at a time however many scenarios it runs.
 func (g *registry) retire(r *results.Recorder) {
 	s := r.Scenario()
+	live := g.epoch.Load() != 0
+	var ls *liveStats
+	if live {
+		ls = statsOf(&s)
+	}
 	g.mu.Lock()
 	delete(g.recs, r)
 	delete(g.live, r)
 	g.done = append(g.done, s)
+	if live {
+		if d := g.doneLive[s.Name]; d != nil {
+			d.add(ls)
+		} else {
+			g.doneLive[s.Name] = ls
+		}
+	}
 	g.mu.Unlock()
 }
 
 // publish stores a live snapshot of r, taken by its VU, for the remote-write pusher.
 func (g *registry) publish(r *results.Recorder, epoch int64) {
 	s := r.Scenario()
+	ls := statsOf(&s) // a VU keeps ~600 bytes, not its HDR buckets
 	g.mu.Lock()
 	if _, ok := g.recs[r]; ok {
-		g.live[r] = liveSnap{scenario: s, epoch: epoch}
+		g.live[r] = liveSnap{stats: ls, epoch: epoch}
 	}
 	g.mu.Unlock()
 }
@@ -101,23 +120,32 @@ func (g *registry) unpublished(e int64) int {
 	return n
 }
 
-// liveDocument merges the retired recorders and the VUs' latest live snapshots into one
-// runner document and counts per scenario the VUs that published since epoch since (made
-// calls since then). Call it shortly after newEpoch: busy VUs have published by then, so the
-// figures are fresh; a VU blocked in a long call contributes its previous snapshot.
-func (g *registry) liveDocument(runner string, since int64) (*results.Document, map[string]int, error) {
+// liveStatsByScenario sums the retired recorders' and the VUs' latest published figures per
+// scenario and counts per scenario the VUs that published since epoch since (made calls since
+// then). Call it shortly after newEpoch: busy VUs have published by then, so the figures are
+// fresh; a VU blocked in a long call contributes its previous snapshot.
+func (g *registry) liveStatsByScenario(since int64) (map[string]*liveStats, map[string]int) {
 	g.mu.Lock()
-	scenarios := append([]results.Scenario(nil), g.done...)
-	vus := map[string]int{}
-	for _, s := range g.live {
-		scenarios = append(scenarios, s.scenario)
-		if s.epoch >= since {
-			vus[s.scenario.Name]++
+	defer g.mu.Unlock()
+	out := make(map[string]*liveStats, len(g.doneLive))
+	add := func(name string, ls *liveStats) {
+		if sum := out[name]; sum != nil {
+			sum.add(ls)
+		} else {
+			out[name] = ls.clone()
 		}
 	}
-	g.mu.Unlock()
-	doc, err := mergeScenarios(runner, scenarios)
-	return doc, vus, err
+	for name, ls := range g.doneLive {
+		add(name, ls)
+	}
+	vus := map[string]int{}
+	for _, s := range g.live {
+		add(s.stats.name, s.stats)
+		if s.epoch >= since {
+			vus[s.stats.name]++
+		}
+	}
+	return out, vus
 }
 
 // document merges every recorder into one runner document. It must be called once the VUs
