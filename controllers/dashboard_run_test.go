@@ -69,6 +69,31 @@ func dashboardQueries(t *testing.T, file string, vars *strings.Replacer) []strin
 	return queries
 }
 
+// annotation is a dashboard annotation's name and query (variables substituted).
+type annotation struct{ name, expr string }
+
+// dashboardAnnotations returns a dashboard's Prometheus annotation queries.
+func dashboardAnnotations(t *testing.T, file string, vars *strings.Replacer) []annotation {
+	t.Helper()
+	var d struct {
+		Annotations struct {
+			List []struct {
+				Name string `json:"name"`
+				Expr string `json:"expr"`
+			} `json:"list"`
+		} `json:"annotations"`
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || json.Unmarshal(data, &d) != nil {
+		t.Fatalf("%s: not a dashboard: %v", file, err)
+	}
+	var out []annotation
+	for _, a := range d.Annotations.List {
+		out = append(out, annotation{a.Name, vars.Replace(a.Expr)})
+	}
+	return out
+}
+
 // liveScript is a k6 script for our k6: Redis GETs timed in Go, and every 10th iteration a
 // recorded "timeout" error, so the error panels have data.
 const liveScript = `import benchrun from 'k6/x/benchrun';
@@ -128,6 +153,13 @@ func TestRunDashboardQueries(t *testing.T) {
 				t.Fatalf("%s: %s returns no data (%v)", runDashboard, q, err)
 			}
 			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	// annotation queries must be valid PromQL; "load started" has data this soon after the run
+	for _, a := range dashboardAnnotations(t, filepath.Join("../charts/benchrun/dashboards", runDashboard), vars) {
+		s, err := prom.Query(a.expr)
+		if err != nil || (a.name == "Load started" && len(s) == 0) {
+			t.Errorf("annotation %q: %s: %d series (%v)", a.name, a.expr, len(s), err)
 		}
 	}
 	sel := `{namespace=~"bench", benchmarkrun=~"live1", scenario=~"get"}`
