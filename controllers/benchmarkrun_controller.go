@@ -77,6 +77,9 @@ type BenchmarkRunReconciler struct {
 	// MaxConcurrent is how many BenchmarkRuns are reconciled in parallel (1 when unset); one
 	// run is never reconciled by two workers at once.
 	MaxConcurrent int
+	// RemoteWriteURL is the Prometheus remote-write URL runners stream live metrics to when a
+	// run sets none (empty: only runs that set one stream).
+	RemoteWriteURL string
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

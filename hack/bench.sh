@@ -12,6 +12,7 @@
 #   7. HTTP GET requests/s: our k6 (http Go hot path) vs k6's stock k6/http module, same server
 #      (echo-server -http), VUs and duration; both counted by the server itself
 #   8. Fixed-count custom command (HSET, 1 KiB): our k6 redis.command vs redis-benchmark, counts checked by Redis
+#   9. Live metrics: k6 GET calls/s with remote write to an unreachable endpoint vs without
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3).
 set -euo pipefail
@@ -149,3 +150,8 @@ PY
 
 hr "8. Fixed-count HSET of 1 KiB: benchrun k6 redis.command vs redis-benchmark ($CONNS connections, 100000 requests, median of $ROUNDS)"
 ROUNDS=$ROUNDS hack/bench-redis-command.sh "$CONNS" 100000
+
+hr "9. Remote write to an unreachable endpoint vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-remote-write.sh "$CONNS" "$SECS"
+echo "per push interval: a VU's snapshot (BenchmarkLivePublish), the pusher's merge + encode for 64 VUs (BenchmarkLivePush)"
+go test -run '^$' -bench 'BenchmarkLive' -benchtime 2s ./k6ext/bench/ | grep -E '^Benchmark'

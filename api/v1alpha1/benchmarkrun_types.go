@@ -53,13 +53,49 @@ type CollectSpec struct {
 	// +optional
 	ResourceUsage *bool `json:"resourceUsage,omitempty"`
 
-	// PrometheusRemoteWriteURL, when set, makes every runner also stream k6 metrics to this
-	// Prometheus remote-write endpoint (http or https URL).
+	// PrometheusRemoteWriteURL, when set, makes every runner stream its live metrics (calls,
+	// errors by kind, active VUs, a latency histogram; see the README's "Watching a run") to this
+	// Prometheus remote-write endpoint (http or https URL) every few seconds while the load
+	// runs. Empty means the manager's default (chart value liveMetrics.remoteWriteURL), if any.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^https?://[^/]*@')",message="prometheusRemoteWriteURL must not hold credentials (user:password@host): they would show in the spec and the runner pods"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^\\\\s/]+(/\\\\S*)?$')",message="prometheusRemoteWriteURL must be an http:// or https:// URL, such as http://prometheus:9090/api/v1/write"
 	// +optional
 	PrometheusRemoteWriteURL string `json:"prometheusRemoteWriteURL,omitempty"`
+
+	// PrometheusRemoteWrite says how runners authenticate to the remote-write endpoint (the
+	// run's prometheusRemoteWriteURL or the manager's default) and how often they push.
+	// +optional
+	PrometheusRemoteWrite *RemoteWriteSpec `json:"prometheusRemoteWrite,omitempty"`
+}
+
+// RemoteWriteSpec holds the remote-write credentials (from Secrets, injected into the runner
+// pods as secretKeyRef environment variables, never as literals), TLS and push interval.
+// +kubebuilder:validation:XValidation:rule="!(has(self.bearerTokenSecretRef) && has(self.basicAuth))",message="prometheusRemoteWrite: give bearerTokenSecretRef or basicAuth, not both"
+type RemoteWriteSpec struct {
+	// BearerTokenSecretRef is sent as "Authorization: Bearer <token>".
+	// +optional
+	BearerTokenSecretRef *SecretKeyRef `json:"bearerTokenSecretRef,omitempty"`
+	// BasicAuth is sent as HTTP basic authentication.
+	// +optional
+	BasicAuth *RemoteWriteBasicAuth `json:"basicAuth,omitempty"`
+	// TLS verifies an https endpoint: caSecretRef, serverName, insecureSkipVerify as for
+	// targets (https in the URL turns TLS on; enabled is not used).
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+	// IntervalSeconds is how often each runner pushes (default 5).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=60
+	// +optional
+	IntervalSeconds *int32 `json:"intervalSeconds,omitempty"`
+}
+
+// RemoteWriteBasicAuth is a user name and password from Secrets.
+type RemoteWriteBasicAuth struct {
+	// UsernameSecretRef is the Secret key holding the user name.
+	UsernameSecretRef SecretKeyRef `json:"usernameSecretRef"`
+	// PasswordSecretRef is the Secret key holding the password.
+	PasswordSecretRef SecretKeyRef `json:"passwordSecretRef"`
 }
 
 // CleanupPolicy says when the target and runners are deleted after a run.

@@ -108,7 +108,8 @@ func (inv Invocation) Materialize(dir string) (string, error) {
 type Option func(*options)
 
 type options struct {
-	scripts map[string]string
+	scripts        map[string]string
+	remoteWriteURL string // default remote-write URL (WithRemoteWriteDefault)
 }
 
 // WithScripts gives the sources of the run's script scenarios, by scenario name (read from
@@ -330,6 +331,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		VUs:       vus,
 		Duration:  offset,
 	}
+	addRemoteWrite(&inv, run, o.remoteWriteURL)
 	if len(custom) > 0 {
 		inv.Files = entryFiles(inv.Script, custom, o.scripts)
 		inv.Script = customEntry
