@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -32,6 +33,7 @@ type managerFlags struct {
 	kubeletUsage  bool
 	watch         string
 	concurrency   int
+	poolNamespace string
 	historyRuns   int
 	zap           zap.Options
 }
@@ -58,6 +60,8 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.watch, "watch-namespaces", "",
 		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
 	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "BenchmarkRuns reconciled in parallel")
+	flag.StringVar(&f.poolNamespace, "pool-namespace", "",
+		"namespace holding the locks of load pools (spec.load.runners.pool), making pools cluster-wide across the watched namespaces; empty: a pool is per namespace")
 	flag.IntVar(&f.historyRuns, "history-runs-per-namespace", controllers.DefaultHistoryRunsPerNamespace,
 		"finished runs per namespace exported as benchrun_run_* metrics (older ones' series are dropped)")
 	f.zap.BindFlags(flag.CommandLine)
@@ -81,6 +85,9 @@ func run(f *managerFlags) error {
 	cacheOpts, err := cacheOptions(f.watch)
 	if err != nil {
 		return fmt.Errorf("flags: %w", err)
+	}
+	if errs := validation.IsDNS1123Label(f.poolNamespace); f.poolNamespace != "" && len(errs) > 0 {
+		return fmt.Errorf("flags: --pool-namespace %q is not a namespace name: %s", f.poolNamespace, errs[0])
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -113,6 +120,7 @@ func run(f *managerFlags) error {
 		RedisRoleClusterRole: f.redisRole,
 		Kubelet:              kubeletMetrics,
 		MaxConcurrent:        f.concurrency,
+		PoolNamespace:        f.poolNamespace,
 		History:              controllers.NewHistory(ctrlmetrics.Registry, f.historyRuns),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
