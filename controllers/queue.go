@@ -62,36 +62,36 @@ func queueTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
 // count the wait). Otherwise the run is (or stays) Queued with its position in the message,
 // or fails with QueueTimeout when it waited too long.
 func (r *BenchmarkRunReconciler) poolTurn(ctx context.Context, s *step) (bool, error) {
-	run := s.run
+	run, phase := s.run, s.run.Status.Phase
 	pool := run.Spec.Load.Runners.Pool
-	if pool == "" || (run.Status.Phase != v1alpha1.PhasePending && run.Status.Phase != v1alpha1.PhaseQueued) {
+	if pool == "" || (phase != v1alpha1.PhasePending && phase != v1alpha1.PhaseQueued) {
 		return true, nil
-	}
-	if run.Status.Phase == v1alpha1.PhasePending {
-		s.setPhase(v1alpha1.PhaseQueued, "Queued", "waiting for load pool %s", pool)
-	}
-	waiting, err := r.poolQueue(ctx, run)
-	if err != nil {
-		return false, err
 	}
 	lock, holder, err := r.poolHolder(ctx, run)
 	if err != nil {
 		return false, err
 	}
-	if holder == runKey(run) || (holder == "" && len(waiting) > 0 && runKey(&waiting[0]) == runKey(run)) {
-		if holder == "" {
-			if ok, err := r.takePool(ctx, run, lock); err != nil || !ok {
-				return false, err
-			}
+	if holder == runKey(run) { // held since an earlier step (its patch failed, or it waits for its baseline)
+		if phase == v1alpha1.PhaseQueued {
+			r.leaveQueue(s)
 		}
-		quietCondition(s, metav1.ConditionFalse, "PoolAcquired", fmt.Sprintf("holds load pool %s", pool))
-		s.event(corev1.EventTypeNormal, "PoolAcquired", "holds load pool %s; provisioning", pool)
-		s.run.Status.StartTime = &s.now
-		s.run.Status.Phase = v1alpha1.PhasePending // provision moves it to Provisioning in this step
 		return true, nil
 	}
-	queuedSince := run.Status.StartTime
-	if queuedSince != nil && s.now.Sub(queuedSince.Time) >= queueTimeout(run) {
+	if phase == v1alpha1.PhasePending {
+		s.setPhase(v1alpha1.PhaseQueued, "Queued", "waiting for load pool %s", pool)
+	}
+	waiting, err := r.poolQueue(ctx, run, holder)
+	if err != nil {
+		return false, err
+	}
+	if holder == "" && len(waiting) > 0 && runKey(&waiting[0]) == runKey(run) {
+		ok, err := r.takePool(ctx, run, lock)
+		if ok {
+			r.leaveQueue(s)
+		}
+		return ok, err
+	}
+	if since := run.Status.StartTime; since != nil && s.now.Sub(since.Time) >= queueTimeout(run) {
 		msg := fmt.Sprintf("waited %s for load pool %s (timeouts.queued); nothing was provisioned", queueTimeout(run), pool)
 		quietCondition(s, metav1.ConditionFalse, "QueueTimeout", msg) // the phase Event reports it
 		r.finish(s, v1alpha1.PhaseFailed, "QueueTimeout", msg)
@@ -99,6 +99,16 @@ func (r *BenchmarkRunReconciler) poolTurn(ctx context.Context, s *step) (bool, e
 	}
 	s.setCondition(v1alpha1.ConditionQueued, metav1.ConditionTrue, "WaitingForPool", queueMessage(run, waiting, holder))
 	return false, nil
+}
+
+// leaveQueue marks a run that holds its pool as no longer queued: back to Pending, which
+// provision moves to Provisioning in this same step, with its start time restarted.
+func (r *BenchmarkRunReconciler) leaveQueue(s *step) {
+	pool := s.run.Spec.Load.Runners.Pool
+	quietCondition(s, metav1.ConditionFalse, "PoolAcquired", fmt.Sprintf("holds load pool %s", pool))
+	s.event(corev1.EventTypeNormal, "PoolAcquired", "holds load pool %s; provisioning", pool)
+	s.run.Status.StartTime = &s.now
+	s.run.Status.Phase = v1alpha1.PhasePending
 }
 
 // quietCondition sets the Queued condition without an Event of its own.
@@ -139,8 +149,8 @@ func shortKey(run *v1alpha1.BenchmarkRun, key string) string {
 func runKey(run *v1alpha1.BenchmarkRun) string { return run.Namespace + "/" + run.Name }
 
 // poolQueue lists the runs waiting for run's pool (phase unset, Pending or Queued, not being
-// deleted) from the cache, first in line first.
-func (r *BenchmarkRunReconciler) poolQueue(ctx context.Context, run *v1alpha1.BenchmarkRun) ([]v1alpha1.BenchmarkRun, error) {
+// deleted, not its holder) from the cache, first in line first.
+func (r *BenchmarkRunReconciler) poolQueue(ctx context.Context, run *v1alpha1.BenchmarkRun, holder string) ([]v1alpha1.BenchmarkRun, error) {
 	var list v1alpha1.BenchmarkRunList
 	var opts []client.ListOption
 	if r.PoolNamespace == "" {
@@ -152,7 +162,7 @@ func (r *BenchmarkRunReconciler) poolQueue(ctx context.Context, run *v1alpha1.Be
 	var waiting []v1alpha1.BenchmarkRun
 	for _, o := range list.Items {
 		p := o.Status.Phase
-		if o.Spec.Load.Runners.Pool == run.Spec.Load.Runners.Pool && o.DeletionTimestamp == nil &&
+		if o.Spec.Load.Runners.Pool == run.Spec.Load.Runners.Pool && o.DeletionTimestamp == nil && runKey(&o) != holder &&
 			(p == "" || p == v1alpha1.PhasePending || p == v1alpha1.PhaseQueued) {
 			waiting = append(waiting, o)
 		}
@@ -262,7 +272,7 @@ func (r *BenchmarkRunReconciler) poolPeers(ctx context.Context, obj client.Objec
 	if !ok || run.Spec.Load.Runners.Pool == "" {
 		return nil
 	}
-	waiting, err := r.poolQueue(ctx, run)
+	waiting, err := r.poolQueue(ctx, run, "")
 	if err != nil || len(waiting) == 0 || runKey(&waiting[0]) == runKey(run) {
 		return nil
 	}
