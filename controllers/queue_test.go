@@ -373,3 +373,33 @@ func TestQueueOrder(t *testing.T) {
 		t.Errorf("message %q", m)
 	}
 }
+
+// TestPoolPriority: a later run of higher priority starts before older waiting runs, and
+// never preempts the holder.
+func TestPoolPriority(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.poolRun("holder", "load-a"))
+	e.until("holder", v1alpha1.PhaseProvisioning)
+	e.create(e.poolRun("old", "load-a"))
+	e.until("old", v1alpha1.PhaseQueued)
+	urgent := e.poolRun("urgent", "load-a")
+	urgent.Spec.Priority = 5
+	e.create(urgent)
+	e.until("urgent", v1alpha1.PhaseQueued)
+	e.reconcile("old")
+	if c := e.queuedCondition("old"); c.Message != "position 2 of 2 waiting for pool load-a; run holder holds it" {
+		t.Fatalf("old: %+v", c)
+	}
+	if p := e.get("holder").Status.Phase; p != v1alpha1.PhaseProvisioning {
+		t.Fatalf("holder preempted: %s", p)
+	}
+	if err := k8sClient.Delete(e.ctx, e.get("holder")); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile("old")
+	e.until("urgent", v1alpha1.PhaseProvisioning)
+	e.reconcile("old")
+	if c := e.queuedCondition("old"); e.get("old").Status.Phase != v1alpha1.PhaseQueued || c.Message != "position 1 of 1 waiting for pool load-a; run urgent holds it" {
+		t.Fatalf("old: %s %+v", e.get("old").Status.Phase, c)
+	}
+}
