@@ -2,6 +2,7 @@
 // lifecycle; each phase or concern has its own file:
 //
 //	generation.go  accept a generation; a spec change archives the previous run in history
+//	queue.go       Queued: a run on a load pool waits until it holds the pool
 //	provision.go   Pending/Provisioning: deploy the target, wait until it is ready
 //	start.go       Starting: runner objects, start barrier released when all are ready
 //	watch.go       Running: runner states, failures, start skew
@@ -80,6 +81,9 @@ type BenchmarkRunReconciler struct {
 	// RemoteWriteURL is the Prometheus remote-write URL runners stream live metrics to when a
 	// run sets none (empty: only runs that set one stream).
 	RemoteWriteURL string
+	// PoolNamespace holds the lock ConfigMaps of cluster-wide load pools (queue.go); empty:
+	// a load pool is per namespace.
+	PoolNamespace string
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
@@ -129,8 +133,11 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	// 5. One phase step.
 	var err error
 	switch run.Status.Phase {
-	case v1alpha1.PhasePending, v1alpha1.PhaseProvisioning:
-		var ready bool
+	case v1alpha1.PhasePending, v1alpha1.PhaseQueued, v1alpha1.PhaseProvisioning:
+		var turn, ready bool
+		if turn, err = r.poolTurn(ctx, s); !turn || err != nil { // queue.go: a load pool is held by one run at a time
+			break
+		}
 		if ready, err = r.provision(ctx, s); ready && err == nil {
 			err = r.createRunners(ctx, s) // in the same step: the load starts as soon as the target serves
 		}
@@ -176,6 +183,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun)).
+		Watches(&v1alpha1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.poolPeers)).
 		Named("benchmarkrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrent)}).
 		Complete(r)

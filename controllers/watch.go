@@ -53,7 +53,7 @@ func (r *BenchmarkRunReconciler) updateRunnerCounts(s *step, obs *observation) {
 // collected as partial results.
 func (r *BenchmarkRunReconciler) runTimedOut(s *step) bool {
 	run := s.run
-	if run.Status.StartTime == nil || run.Status.Phase == v1alpha1.PhaseCollecting {
+	if run.Status.StartTime == nil || run.Status.Phase == v1alpha1.PhaseCollecting || run.Status.Phase == v1alpha1.PhaseQueued {
 		return false
 	}
 	timeout := lifecycle.RunTimeout(run)

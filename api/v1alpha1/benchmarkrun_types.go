@@ -40,6 +40,13 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 
+	// Priority orders runs waiting for the same load pool (load.runners.pool): higher first,
+	// then oldest first (default 0). It never preempts the run holding the pool.
+	// +kubebuilder:validation:Minimum=-1000
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+
 	// Baseline names the earlier run this run is compared with (deltas, relative thresholds).
 	// +optional
 	Baseline *BaselineSpec `json:"baseline,omitempty"`
@@ -147,6 +154,15 @@ type TimeoutsSpec struct {
 	// +optional
 	RunnersReady *metav1.Duration `json:"runnersReady,omitempty"`
 
+	// Queued is how long the run may wait in phase Queued for its load pool before it fails
+	// with reason QueueTimeout, nothing provisioned (default 1h).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 90s, 10m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('168h'))",message="timeouts.queued must be between 1s and 168h"
+	// +optional
+	Queued *metav1.Duration `json:"queued,omitempty"`
+
 	// Run bounds the whole run from creation to results. Unset: the scenarios' total duration
 	// plus TargetReady plus a margin of 10m.
 	// +kubebuilder:validation:Type=string
@@ -165,6 +181,7 @@ type TimeoutsSpec struct {
 // +kubebuilder:printcolumn:name="Scenarios",type=string,JSONPath=`.status.scenarios`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Best CPS",type=string,JSONPath=`.status.bestCPS`
+// +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.load.runners.pool`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || self.metadata.name == '' || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and hold only lowercase letters, digits and '-' (no dots): it starts the names of the run's Services and pods (for example my-run, not my.run or 1k-get)"
 

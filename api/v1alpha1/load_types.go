@@ -289,6 +289,14 @@ type RunnerSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
+	// Pool is the load pool the runners need (a DNS-1123 label, at most 49 characters): runs
+	// naming the same pool never overlap; they wait in phase Queued and start one after
+	// another (spec.priority first, then oldest first). Unset: the run never waits.
+	// +kubebuilder:validation:MaxLength=49
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="runners.pool must be a DNS-1123 label (lowercase letters, digits and '-', such as load-a)"
+	// +optional
+	Pool string `json:"pool,omitempty"`
+
 	// PriorityClassName is given to the runner pods.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

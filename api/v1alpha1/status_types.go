@@ -5,12 +5,14 @@ import (
 )
 
 // Phase is where a BenchmarkRun is in its lifecycle.
-// +kubebuilder:validation:Enum=Pending;Provisioning;Starting;Running;Collecting;Succeeded;Failed
+// +kubebuilder:validation:Enum=Pending;Queued;Provisioning;Starting;Running;Collecting;Succeeded;Failed
 type Phase string
 
 const (
 	// PhasePending means the run was accepted and nothing was created yet.
 	PhasePending Phase = "Pending"
+	// PhaseQueued means the run waits for its load pool (load.runners.pool); nothing was created yet.
+	PhaseQueued Phase = "Queued"
 	// PhaseProvisioning means the target is being deployed and is not ready yet.
 	PhaseProvisioning Phase = "Provisioning"
 	// PhaseStarting means the runners are being scheduled and wait at the start barrier.
@@ -27,6 +29,8 @@ const (
 
 // Condition types set on a BenchmarkRun.
 const (
+	// ConditionQueued is true while the run waits for its load pool (position and holder in the message).
+	ConditionQueued = "Queued"
 	// ConditionTargetReady is true when the target accepts connections.
 	ConditionTargetReady = "TargetReady"
 	// ConditionRunnersReady is true when every runner reached the start barrier.
@@ -41,7 +45,7 @@ const (
 
 // BenchmarkRunStatus is what the operator observed and measured.
 type BenchmarkRunStatus struct {
-	// Phase is the lifecycle phase: Pending, Provisioning, Starting, Running, Collecting, Succeeded or Failed.
+	// Phase is the lifecycle phase: Pending, Queued, Provisioning, Starting, Running, Collecting, Succeeded or Failed.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 

@@ -1181,6 +1181,11 @@ func (in *TimeoutsSpec) DeepCopyInto(out *TimeoutsSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.Queued != nil {
+		in, out := &in.Queued, &out.Queued
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Run != nil {
 		in, out := &in.Run, &out.Run
 		*out = new(v1.Duration)

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -33,6 +34,7 @@ type managerFlags struct {
 	kubeletUsage  bool
 	watch         string
 	concurrency   int
+	poolNamespace string
 	historyRuns   int
 	remoteWrite   string
 	zap           zap.Options
@@ -60,6 +62,8 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.watch, "watch-namespaces", "",
 		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
 	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "BenchmarkRuns reconciled in parallel")
+	flag.StringVar(&f.poolNamespace, "pool-namespace", "",
+		"namespace holding the locks of load pools (spec.load.runners.pool), making pools cluster-wide across the watched namespaces; empty: a pool is per namespace")
 	flag.IntVar(&f.historyRuns, "history-runs-per-namespace", controllers.DefaultHistoryRunsPerNamespace,
 		"finished runs per namespace exported as benchrun_run_* metrics (older ones' series are dropped)")
 	flag.StringVar(&f.remoteWrite, "prometheus-remote-write-url", "",
@@ -90,6 +94,9 @@ func run(f *managerFlags) error {
 		if err := livemetrics.CheckURL(f.remoteWrite); err != nil {
 			return fmt.Errorf("flags: --prometheus-remote-write-url: %w", err)
 		}
+	}
+	if errs := validation.IsDNS1123Label(f.poolNamespace); f.poolNamespace != "" && len(errs) > 0 {
+		return fmt.Errorf("flags: --pool-namespace %q is not a namespace name: %s", f.poolNamespace, errs[0])
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -122,6 +129,7 @@ func run(f *managerFlags) error {
 		RedisRoleClusterRole: f.redisRole,
 		Kubelet:              kubeletMetrics,
 		MaxConcurrent:        f.concurrency,
+		PoolNamespace:        f.poolNamespace,
 		History:              controllers.NewHistory(ctrlmetrics.Registry, f.historyRuns),
 		RemoteWriteURL:       f.remoteWrite,
 	}).SetupWithManager(mgr); err != nil {
