@@ -102,6 +102,9 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if run.DeletionTimestamp != nil { // deleted mid-load: keep what was stored (keep.go)
+		return r.deleting(ctx, &run)
+	}
 	s := r.newStep(&run)
 
 	// 2. A new spec generation: archive the previous one (finished or not) and start over.
@@ -147,7 +150,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if finished(run.Status.Phase) {
 		res = requeueSoon
 	}
-	return r.patchStatus(ctx, s, res)
+	if res, err = r.patchStatus(ctx, s, res); err != nil {
+		return res, err
+	}
+	return res, r.syncFinalizer(ctx, &run)
 }
 
 // finished tells whether a phase is terminal.

@@ -17,7 +17,6 @@ import (
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
-	"github.com/benchrun/benchrun/internal/runner"
 )
 
 // maxPartialReasons bounds status.partialReasons.
@@ -44,7 +43,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 			}
 			continue
 		}
-		if rs[i].Doc, err = runner.DecodeResult(cm); err != nil {
+		if rs[i].Doc, err = r.runnerResult(ctx, run, run.Generation, i, cm); err != nil {
 			rs[i].Missing = fmt.Sprintf("unreadable result: %v", err)
 		}
 	}
