@@ -77,6 +77,9 @@ type BenchmarkRunReconciler struct {
 	// MaxConcurrent is how many BenchmarkRuns are reconciled in parallel (1 when unset); one
 	// run is never reconciled by two workers at once.
 	MaxConcurrent int
+
+	// servedKinds remembers which optional APIs the cluster serves (discovery.go).
+	servedKinds servedCache
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

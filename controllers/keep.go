@@ -27,7 +27,7 @@ const annotationKeptFrom = "bench.benchrun.io/kept-from-deleted-run"
 
 // deletingGrace bounds how long a deleted run waits for its results to be kept: after it the
 // finalizer goes whatever happened (a deletion is never blocked for good).
-const deletingGrace = 2 * time.Minute
+const deletingGrace = 30 * time.Second
 
 // collectStopped merges what the runners of the run's observed generation had stored when
 // it was stopped unfinished (a spec change or a deletion): the merge, status results and

@@ -117,6 +117,5 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 
 // operatorInstalled tells whether the OT redis-operator's API is served.
 func (r *BenchmarkRunReconciler) operatorInstalled() bool {
-	_, err := r.RESTMapper().RESTMapping(target.OperatorGroupVersion.WithKind("Redis").GroupKind(), target.OperatorGroupVersion.Version)
-	return err == nil
+	return r.served(target.OperatorGroupVersion.WithKind("Redis"))
 }

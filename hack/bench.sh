@@ -6,8 +6,11 @@
 #   2. HeTu hello_world calls/s: our k6 Go client vs the Python asyncio client, same server and connections
 #   3. Histogram record and merge throughput (Go benchmarks of internal/results)
 #   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
+#   5. Operator scale: SCALE_RUNS concurrent BenchmarkRuns reconciled by the manager binary on
+#      envtest (simulated runner pods): time until all Succeeded, manager peak RSS and heap
 #
-# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ROUNDS (3).
+# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ROUNDS (3), SCALE_RUNS (1000),
+# KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -58,3 +61,15 @@ go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s 
 
 hr "4. Runner memory after 10^8 samples"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
+
+hr "5. Operator scale: ${SCALE_RUNS:-1000} concurrent BenchmarkRuns on envtest (manager binary, simulated runner pods)"
+ASSETS=${KUBEBUILDER_ASSETS:-${BENCHRUN_CACHE:-$HOME/.cache/benchrun}/k8s-v1.34.4/bin}
+if [[ ! -x $ASSETS/kube-apiserver || ! -x $ASSETS/etcd ]]; then
+  echo "skipped: no envtest binaries in $ASSETS (set KUBEBUILDER_ASSETS or run make envtest-assets)"
+else
+  MGR_DIR=$(mktemp -d)
+  go build -o "$MGR_DIR/manager" ./cmd/manager
+  KUBEBUILDER_ASSETS=$ASSETS BENCHRUN_MANAGER_BIN=$MGR_DIR/manager BENCHRUN_BENCH_RUNS=${SCALE_RUNS:-1000} \
+    go test -count=1 -timeout 15m -run '^TestScaleManyRuns$' -v ./controllers/ 2>/dev/null | grep -E '^runs:|^--- FAIL|^FAIL' || true
+  rm -rf "$MGR_DIR"
+fi

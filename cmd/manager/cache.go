@@ -20,6 +20,7 @@ import (
 // Jobs (StatefulSets stay unfiltered: the redis-operator creates them without our labels),
 // and, when watch (comma-separated namespaces, --watch-namespaces) is set, to those
 // namespaces, so a namespaced install (Roles only) never lists anything cluster-wide.
+// Cached objects drop their managedFields (never read; a large share of every object).
 func cacheOptions(watch string) (cache.Options, error) {
 	own, err := labels.Parse(naming.LabelRun)
 	if err != nil {
@@ -29,7 +30,7 @@ func cacheOptions(watch string) (cache.Options, error) {
 	if err != nil {
 		return cache.Options{}, err
 	}
-	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
+	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{naming.LabelComponent: "runner"})},
 		&corev1.ConfigMap{}: {Label: ownNoResults},
 		&batchv1.Job{}:      {Label: own},
