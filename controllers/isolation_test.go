@@ -136,6 +136,20 @@ func TestRunnerIsolation(t *testing.T) {
 		t.Errorf("runner 0 reading another ConfigMap: want Forbidden, got %v", err)
 	}
 
+	// The barrier is watched, not polled: a single-object watch is what the Role allows.
+	for _, verb := range []string{"get", "list", "watch"} {
+		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: e.ns, Verb: verb, Resource: "configmaps", Name: runner.BarrierName(p)}}}
+		if err := r0.Create(e.ctx, r); err != nil || !r.Status.Allowed {
+			t.Errorf("runner 0 may not %s its barrier: %v %s", verb, err, r.Status.Reason)
+		}
+	}
+	w, err := r0.Watch(e.ctx, &corev1.ConfigMapList{}, client.InNamespace(e.ns), client.MatchingFields{"metadata.name": runner.BarrierName(p)})
+	if err != nil {
+		t.Fatalf("runner 0 watching its barrier: %v", err)
+	}
+	w.Stop()
+
 	// Both agents, each as its own pod: ready, barrier watch, result, done.
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
