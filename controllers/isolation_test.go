@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -188,5 +190,32 @@ func TestRunnerIsolationChartCopy(t *testing.T) {
 	}
 	if string(a) != string(b) {
 		t.Fatal("charts/benchrun/files/runner-isolation.yaml differs from config/admission/runner_isolation.yaml: copy it")
+	}
+	helm := helmBinary()
+	if helm == "" {
+		t.Skip("no helm (make tools builds bin/helm): the chart's rendering is not checked")
+	}
+	out, err := exec.Command(helm, "template", "rel", filepath.Join("..", "charts", "benchrun"), "-n", "ns",
+		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only", "templates/runner-isolation.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	var policy admissionv1.ValidatingAdmissionPolicy
+	var binding admissionv1.ValidatingAdmissionPolicyBinding
+	for _, doc := range yamlDocs(t, out) {
+		var m metav1.TypeMeta
+		_ = yaml.Unmarshal(doc, &m)
+		switch m.Kind {
+		case "ValidatingAdmissionPolicy":
+			err = yaml.UnmarshalStrict(doc, &policy)
+		case "ValidatingAdmissionPolicyBinding":
+			err = yaml.UnmarshalStrict(doc, &binding)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if policy.Name == "" || binding.Spec.PolicyName != policy.Name || len(policy.Spec.Validations) != 2 {
+		t.Fatalf("chart: policy %q with %d validations, binding to %q", policy.Name, len(policy.Spec.Validations), binding.Spec.PolicyName)
 	}
 }
