@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,6 +116,9 @@ const (
 // patchStatus patches the status with optimistic locking (a conflict requeues: the next
 // reconcile starts from the newer object) and emits the step's Events after it succeeded.
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res ctrl.Result) (ctrl.Result, error) {
+	if len(s.events) == 0 && equality.Semantic.DeepEqual(s.before.Status, s.run.Status) {
+		return res, nil // nothing changed: no write (a poll of a thousand waiting runs costs no API writes)
+	}
 	patch := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})
 	if err := r.Status().Patch(ctx, s.run, patch); err != nil {
 		if kerrors.IsConflict(err) {
