@@ -167,7 +167,7 @@ func simulateRunners(ctx context.Context, t *testing.T, ns string, n int) int {
 			}
 		}
 		parallel(len(work), 16, func(i int) { work[i]() })
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // each round lists every run and runner ConfigMap: not too often
 	}
 }
 
