@@ -77,6 +77,9 @@ type BenchmarkRunReconciler struct {
 	// MaxConcurrent is how many BenchmarkRuns are reconciled in parallel (1 when unset); one
 	// run is never reconciled by two workers at once.
 	MaxConcurrent int
+	// RemoteWriteURL is the Prometheus remote-write URL runners stream live metrics to when a
+	// run sets none (empty: only runs that set one stream).
+	RemoteWriteURL string
 
 	// servedKinds remembers which optional APIs the cluster serves (discovery.go).
 	servedKinds servedCache
@@ -142,7 +145,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	case v1alpha1.PhaseRunning:
 		err = r.watchRunners(ctx, s)
 	case v1alpha1.PhaseCollecting:
-		err = r.collect(ctx, s)
+		err = r.collectFailed(s, r.collect(ctx, s))
 	}
 	if err != nil {
 		return ctrl.Result{}, err

@@ -33,21 +33,11 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		return err
 	}
 	r.updateRunnerCounts(s, obs)
-	rs := make([]lifecycle.Runner, len(obs.configs))
-	for i, cm := range obs.configs {
-		rs[i].Name, rs[i].Failed = fmt.Sprintf("runner-%d", i), obs.failed[i]
-		if cm == nil || !obs.states[i].HasResult {
-			rs[i].Missing = "no result stored"
-			if why, ok := obs.failed[i]; ok {
-				rs[i].Missing += " (" + why + ")"
-			}
-			continue
-		}
-		if rs[i].Doc, err = r.runnerResult(ctx, run, run.Generation, i, cm); err != nil {
-			rs[i].Missing = fmt.Sprintf("unreadable result: %v", err)
-		}
-	}
-	merged, n, err := lifecycle.Merge(rs, false)
+	// One runner document at a time: decoded, merged, dropped (bounded memory whatever the
+	// number of runners).
+	merged, n, err := lifecycle.MergeEach(len(obs.configs), func(i int) lifecycle.Runner {
+		return r.runnerResult(ctx, run, obs, i)
+	}, false)
 	if err != nil {
 		reason := "MergeFailed"
 		if errors.Is(err, lifecycle.ErrNoResults) {
@@ -67,8 +57,11 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	if err := r.writeReport(ctx, s, sum); err != nil {
 		return err
 	}
-	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Merged",
-		fmt.Sprintf("%d of %d runner results merged into %s", n, len(obs.configs), st.Report.ConfigMapName))
+	msg := fmt.Sprintf("%d of %d runner results merged into %s", n, len(obs.configs), st.Report.ConfigMapName)
+	if len(st.Report.Parts) > 0 {
+		msg += fmt.Sprintf(" (per-minute series in %s)", strings.Join(st.Report.Parts, ", "))
+	}
+	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Merged", msg)
 	if failedThresholds {
 		return nil
 	}
@@ -82,6 +75,27 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	}
 	r.finish(s, v1alpha1.PhaseFailed, reason, msg)
 	return nil
+}
+
+// runnerResult is runner i's stored result document, decoded, or why there is none. The
+// document is fetched (fetchResult: uncached) and decoded here only, one runner at a time.
+func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, run *v1alpha1.BenchmarkRun, obs *observation, i int) lifecycle.Runner {
+	rn := lifecycle.Runner{Name: fmt.Sprintf("runner-%d", i), Failed: obs.failed[i]}
+	cm := obs.configs[i]
+	if cm == nil || !obs.states[i].HasResult {
+		rn.Missing = "no result stored"
+		if why, ok := obs.failed[i]; ok {
+			rn.Missing += " (" + why + ")"
+		}
+		return rn
+	}
+	doc, err := r.fetchResult(ctx, run, run.Generation, i, cm)
+	if err != nil {
+		rn.Missing = fmt.Sprintf("unreadable result: %v", err)
+		return rn
+	}
+	rn.Doc = doc
+	return rn
 }
 
 // toScenarioResults converts the summaries to the API type (same JSON keys; the API keeps
@@ -99,6 +113,7 @@ func toScenarioResults(scs []results.ScenarioSummary) []v1alpha1.ScenarioResult 
 		for _, v := range sc.ReturnValues[:min(len(sc.ReturnValues), 64)] {
 			res.ReturnValues = append(res.ReturnValues, v1alpha1.ValueCount{Value: v.Value, Count: v.Count, Percent: v.Percent})
 		}
+		res.Operations, res.ServerCalls = operationResults(sc)
 		out = append(out, res)
 	}
 	return out[:min(len(out), 32)]
@@ -132,23 +147,53 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 	}
 	renderVerdict(&md, &run.Status)
 	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
-	files, err := lifecycle.Reports(title, sum, nil, md.String())
+	res, _ := json.Marshal(run.Status.Resources)
+	data, parts, err := reportData(title, sum, md.String(), string(res), reportName(run, run.Generation))
 	if err != nil {
+		return fmt.Errorf("%w: %w", errPermanent, err)
+	}
+	names := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if err := r.writeReportConfigMap(ctx, s, p.name, p.data); err != nil {
+			return err
+		}
+		names = append(names, p.name)
+	}
+	if err := r.writeReportConfigMap(ctx, s, reportName(run, run.Generation), data); err != nil {
 		return err
 	}
-	res, _ := json.Marshal(run.Status.Resources)
+	run.Status.Report = &v1alpha1.ReportRef{ConfigMapName: reportName(run, run.Generation), Parts: names}
+	return nil
+}
+
+// writeReportConfigMap creates or updates one report ConfigMap of the run's generation.
+func (r *BenchmarkRunReconciler) writeReportConfigMap(ctx context.Context, s *step, name string, data map[string]string) error {
+	run := s.run
 	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name = run.Namespace, reportName(run, run.Generation)
-	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
+	cm.Namespace, cm.Name = run.Namespace, name
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
 		cm.Labels = runLabels(run, run.Generation)
 		cm.Labels[naming.LabelComponent] = componentReport
-		cm.Data = map[string]string{lifecycle.ReportMarkdown: string(files[lifecycle.ReportMarkdown]),
-			lifecycle.ReportJSON: string(files[lifecycle.ReportJSON]), "resources.json": string(res)}
+		cm.Data = data
 		return controllerutil.SetControllerReference(run, cm, r.Scheme)
 	})
 	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
+		return fmt.Errorf("writing report %s: %w", name, err)
 	}
-	run.Status.Report = &v1alpha1.ReportRef{ConfigMapName: cm.Name}
 	return nil
+}
+
+// operationResults are a scenario's per-operation results and the target's own count, compact
+// for status.
+func operationResults(sc results.ScenarioSummary) ([]v1alpha1.OperationResult, *int64) {
+	var ops []v1alpha1.OperationResult
+	for _, op := range sc.Operations[:min(len(sc.Operations), 16)] {
+		l := op.LatencyUs
+		ops = append(ops, v1alpha1.OperationResult{Name: op.Name, Calls: op.Calls, CPS: op.CPS, MeanUs: l.Mean, P99Us: l.P99, P999Us: l.P999})
+	}
+	var server *int64
+	if n := results.ObservedCalls(sc); n >= 0 && sc.Command != "" {
+		server = &n
+	}
+	return ops, server
 }

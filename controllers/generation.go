@@ -67,9 +67,11 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	st.History = append([]v1alpha1.RunRecord{rec}, st.History...)
 	for _, dropped := range st.History[min(len(st.History), maxHistory):] {
 		if dropped.Report != nil {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: dropped.Report.ConfigMapName}}
-			if err := r.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
-				return err
+			for _, name := range append([]string{dropped.Report.ConfigMapName}, dropped.Report.Parts...) {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: name}}
+				if err := r.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+					return err
+				}
 			}
 		}
 	}

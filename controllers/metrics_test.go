@@ -110,6 +110,9 @@ func TestHistoryDashboardQueries(t *testing.T) {
 	labelValues := regexp.MustCompile(`^label_values\((.*), *(\w+)\)$`)
 	deadline := time.Now().Add(60 * time.Second)
 	for _, f := range files {
+		if filepath.Base(f) == runDashboard {
+			continue // live metrics: TestRunDashboardQueries
+		}
 		var d struct {
 			Templating struct {
 				List []struct {

@@ -12,12 +12,12 @@ import (
 	"github.com/benchrun/benchrun/internal/runner"
 )
 
-// runnerResult reads and decodes runner i's stored result document of a run generation:
+// fetchResult reads and decodes runner i's stored result document of a run generation:
 // from its result ConfigMap, read past the cache (result ConfigMaps are never cached, so
 // result bytes are held only while one document is decoded), or, for runners of older
 // versions, from the state ConfigMap itself. state is the runner's state ConfigMap as
 // observed (nil when missing).
-func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, run *v1alpha1.BenchmarkRun, generation int64, i int, state *corev1.ConfigMap) (*results.Document, error) {
+func (r *BenchmarkRunReconciler) fetchResult(ctx context.Context, run *v1alpha1.BenchmarkRun, generation int64, i int, state *corev1.ConfigMap) (*results.Document, error) {
 	if state != nil {
 		if _, inState := state.BinaryData[runner.KeyResult]; inState {
 			return runner.DecodeResult(state)

@@ -52,7 +52,8 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 		return nil
 	}
 	for i := range invocations {
-		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n, plan.WithScripts(scripts))
+		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n, plan.WithScripts(scripts),
+			plan.WithRemoteWriteDefault(r.RemoteWriteURL))
 		if err != nil {
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidLoad", err.Error())
 			return nil

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,7 @@ func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, m
 		cp := *c // SetStatusCondition changes the element in place
 		old = &cp
 	}
+	message = boundText(message, maxConditionMessage)
 	apimeta.SetStatusCondition(&s.run.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: s.run.Generation, LastTransitionTime: s.now,
@@ -99,6 +101,10 @@ func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, m
 	}
 }
 
+// maxConditionMessage bounds condition messages (the API refuses more than 32768 characters;
+// a run of many failed runners lists them all otherwise).
+const maxConditionMessage = 8 << 10
+
 // condition tells whether a condition is true.
 func (s *step) condition(typ string) bool {
 	return apimeta.IsStatusConditionTrue(s.run.Status.Conditions, typ)
@@ -116,6 +122,9 @@ const (
 // patchStatus patches the status with optimistic locking (a conflict requeues: the next
 // reconcile starts from the newer object) and emits the step's Events after it succeeded.
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res ctrl.Result) (ctrl.Result, error) {
+	if trimmed := fitStatus(&s.run.Status); len(trimmed) > 0 {
+		s.event(corev1.EventTypeWarning, "StatusTrimmed", "status over %d KiB: dropped %s", maxStatusBytes>>10, strings.Join(trimmed, "; "))
+	}
 	if len(s.events) == 0 && equality.Semantic.DeepEqual(s.before.Status, s.run.Status) {
 		return res, nil // nothing changed: no write (a poll of a thousand waiting runs costs no API writes)
 	}
@@ -128,10 +137,33 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res c
 		if kerrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
+		if permanent(err) && !finished(s.before.Status.Phase) {
+			return r.statusRejected(ctx, s, err)
+		}
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
 	for _, e := range s.events {
 		r.Recorder.Event(s.run, e.kind, e.reason, e.message)
 	}
 	return res, nil
+}
+
+// statusRejected fails the run when the API server refuses its new status permanently
+// (invalid, too large, forbidden): the status as stored before this step is kept, with phase
+// Failed and the reason, instead of retrying the same refused patch forever.
+func (r *BenchmarkRunReconciler) statusRejected(ctx context.Context, s *step, cause error) (ctrl.Result, error) {
+	msg := "the API server refused the run's status: " + boundMessage(cause.Error())
+	f := &step{run: s.before.DeepCopy(), before: s.before, now: s.now}
+	r.finish(f, v1alpha1.PhaseFailed, "StatusRejected", msg)
+	patch := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})
+	if err := r.Status().Patch(ctx, f.run, patch); err != nil {
+		if kerrors.IsConflict(err) {
+			return requeueSoon, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("patching status: %w (after the status was refused: %v)", err, cause)
+	}
+	for _, e := range f.events {
+		r.Recorder.Event(f.run, e.kind, e.reason, e.message)
+	}
+	return requeueSoon, nil
 }

@@ -32,7 +32,7 @@ func (r *BenchmarkRunReconciler) watchRunners(ctx context.Context, s *step) erro
 	} else {
 		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionTrue, "AllFinished", fmt.Sprintf("%d runners finished", n))
 	}
-	s.setPhase(v1alpha1.PhaseCollecting, "Collecting", "merging the results of %d runners", obs.done)
+	s.enterCollecting("Collecting", "merging the results of %d runners", obs.done)
 	return nil
 }
 
@@ -63,7 +63,7 @@ func (r *BenchmarkRunReconciler) runTimedOut(s *step) bool {
 	msg := fmt.Sprintf("the run did not finish within %s", timeout)
 	if run.Status.Phase == v1alpha1.PhaseRunning {
 		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, "RunTimeout", msg)
-		s.setPhase(v1alpha1.PhaseCollecting, "RunTimeout", "%s; collecting what the runners stored", msg)
+		s.enterCollecting("RunTimeout", "%s; collecting what the runners stored", msg)
 		return true
 	}
 	r.finish(s, v1alpha1.PhaseFailed, "RunTimeout", msg)

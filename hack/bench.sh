@@ -6,11 +6,18 @@
 #   2. HeTu hello_world calls/s: our k6 Go client vs the Python asyncio client, same server and connections
 #   3. Histogram record and merge throughput (Go benchmarks of internal/results)
 #   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
-#   5. Operator scale: SCALE_RUNS concurrent BenchmarkRuns reconciled by the manager binary on
-#      envtest (simulated runner pods): time until all Succeeded, manager peak RSS and heap
+#   5. Manager collection of 1,024 runner documents × 24 h: streaming merge vs all decoded first
+#   6. TCP echo calls/s: our k6 (tcp.echo Go hot path, every message recorded) vs a plain Go
+#      client loop (hack/echo-client), same echo server (cmd/echo-server), connections and size
+#   7. HTTP GET requests/s: our k6 (http Go hot path) vs k6's stock k6/http module, same server
+#      (echo-server -http), VUs and duration; both counted by the server itself
+#   8. Fixed-count custom command (HSET, 1 KiB): our k6 redis.command vs redis-benchmark, counts checked by Redis
+#   9. Live metrics: k6 GET calls/s with remote write to an unreachable endpoint vs without
+#  10. Operator scale: SCALE_RUNS concurrent BenchmarkRuns reconciled by the manager binary on
+#      envtest (simulated runner pods): time until all Succeeded, manager peak RSS vs idle, heap
 #
-# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ROUNDS (3), SCALE_RUNS (1000),
-# KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
+# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
+# SCALE_RUNS (1000), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -62,7 +69,97 @@ go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s 
 hr "4. Runner memory after 10^8 samples"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
 
-hr "5. Operator scale: ${SCALE_RUNS:-1000} concurrent BenchmarkRuns on envtest (manager binary, simulated runner pods)"
+hr "5. Collection of 1,024 runner documents (2 scenarios × 24 h each): streaming merge vs all in memory"
+col=()
+for mode in stream all; do
+  line=$(BENCHRUN_BENCH=1 BENCHRUN_COLLECT_MODE=$mode go test -count=1 -v -run '^TestCollectScale$' ./internal/runner/ | grep '^collect ')
+  echo "$line"
+  col+=("$(sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p' <<<"$line")")
+done
+echo "peak RSS ratio streaming/all-in-memory: $(python3 -c "print(f'{${col[0]}/${col[1]}:.3f}')")  (goal: streaming <= 128 MiB: $([[ ${col[0]} -le 128 ]] && echo met || echo NOT met))"
+
+hr "6. TCP echo: benchrun k6 tcp.echo vs a plain Go client loop (${ECHO_CONNS:=16} connections, 1000 B, ${SECS}s, median of $ROUNDS)"
+(
+  EW=$(mktemp -d)
+  go build -o "$EW/echo-server" ./cmd/echo-server && go build -o "$EW/echo-client" ./hack/echo-client
+  EPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$EW/echo-server" -listen "127.0.0.1:$EPORT" >/dev/null &
+  EPID=$!
+  trap 'kill $EPID 2>/dev/null || true; rm -rf "$EW"' EXIT # the subshell's own trap
+  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$EPORT") 2>/dev/null && break; sleep 0.1; done
+  go_r=() k6_r=()
+  for r in $(seq "$ROUNDS"); do
+    go_r+=("$("$EW/echo-client" -addr "127.0.0.1:$EPORT" -conns "$ECHO_CONNS" -size 1000 -seconds "$SECS" |
+      python3 -c 'import json,sys; print(round(json.load(sys.stdin)["callsPerSec"], 1))')")
+    BENCHRUN_PLAN='{"scenarios":[{"name":"echo","type":"tcp.echo","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$ECHO_CONNS',"keySpace":1,"bodySize":1000}],"graceMs":1000}' \
+      BENCHRUN_TARGET='{"tcp":{"addrs":["127.0.0.1:'$EPORT'"]}}' \
+      "$K6" run -q --summary-mode disabled --out "benchrun=$EW/echo-$r.json" scripts/k6/benchrun.js >/dev/null
+    k6_r+=("$(python3 - "$EW/echo-$r.json" <<'PY'
+import json, sys
+from datetime import datetime
+s = json.load(open(sys.argv[1]))["scenarios"][0]
+t = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00"))
+print(round(s["calls"] / (t(s["lastEnd"]) - t(s["firstStart"])).total_seconds(), 1))
+PY
+  )")
+  done
+  python3 - "${go_r[*]}" "${k6_r[*]}" <<'PY'
+import statistics, sys
+go = [float(x) for x in sys.argv[1].split()]
+ours = [float(x) for x in sys.argv[2].split()]
+mg, mo = statistics.median(go), statistics.median(ours)
+print(f"plain Go client loop: {mg:,.1f} calls/s  (runs: {go})")
+print(f"benchrun k6 tcp.echo: {mo:,.1f} calls/s  (runs: {ours})")
+print(f"ratio benchrun/Go loop: {mo/mg:.2f}  (client, echo server and k6 share the machine's cores)")
+PY
+)
+
+hr "7. HTTP GET: benchrun k6 http vs k6's stock k6/http (${HTTP_VUS:=16} VUs, keep-alive, ${SECS}s, median of $ROUNDS)"
+(
+  HW=$(mktemp -d)
+  go build -o "$HW/echo-server" ./cmd/echo-server
+  HPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$HW/echo-server" -listen 127.0.0.1:0 -http "127.0.0.1:$HPORT" >/dev/null &
+  HPID=$!
+  trap 'kill $HPID 2>/dev/null || true; rm -rf "$HW"' EXIT # the subshell's own trap
+  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$HPORT") 2>/dev/null && break; sleep 0.1; done
+  served() { python3 -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["httpRequests"])' "http://127.0.0.1:$HPORT/stats"; }
+  cat > "$HW/stock.js" <<JS
+import http from 'k6/http';
+export const options = { vus: $HTTP_VUS, duration: '${SECS}s' };
+export default function () { http.get('http://127.0.0.1:$HPORT/'); }
+JS
+  stock_r=() ours_r=()
+  for r in $(seq "$ROUNDS"); do
+    a=$(served)
+    "$K6" run -q --summary-mode disabled --out "benchrun=$HW/stock-$r.json" "$HW/stock.js" >/dev/null 2>&1
+    b=$(served)
+    BENCHRUN_PLAN='{"scenarios":[{"name":"get","type":"http","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$HTTP_VUS',"keySpace":1,"http":{"method":"GET","path":"/","keepAlive":true,"protocol":"http1.1"}}],"graceMs":1000}' \
+      BENCHRUN_TARGET='{"http":{"addrs":["127.0.0.1:'$HPORT'"]}}' \
+      "$K6" run -q --summary-mode disabled --out "benchrun=$HW/ours-$r.json" scripts/k6/benchrun.js >/dev/null 2>&1
+    c=$(served)
+    stock_r+=("$(((b - a) / SECS))") ours_r+=("$(((c - b) / SECS))")
+  done
+  python3 - "${stock_r[*]}" "${ours_r[*]}" <<'PY'
+import statistics, sys
+stock = [float(x) for x in sys.argv[1].split()]
+ours = [float(x) for x in sys.argv[2].split()]
+ms, mo = statistics.median(stock), statistics.median(ours)
+print(f"k6 stock k6/http:   {ms:,.1f} requests/s  (runs: {stock}; counted by the server)")
+print(f"benchrun k6 http:   {mo:,.1f} requests/s  (runs: {ours}; counted by the server)")
+print(f"ratio benchrun/stock: {mo/ms:.2f}  (client, server and k6 share the machine's cores)")
+PY
+)
+
+hr "8. Fixed-count HSET of 1 KiB: benchrun k6 redis.command vs redis-benchmark ($CONNS connections, 100000 requests, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-redis-command.sh "$CONNS" 100000
+
+hr "9. Remote write to an unreachable endpoint vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-remote-write.sh "$CONNS" "$SECS"
+echo "per push interval: a VU's snapshot (BenchmarkLivePublish), the pusher's merge + encode for 64 VUs (BenchmarkLivePush)"
+go test -run '^$' -bench 'BenchmarkLive' -benchtime 2s ./k6ext/bench/ | grep -E '^Benchmark'
+
+hr "10. Operator scale: ${SCALE_RUNS:-1000} concurrent BenchmarkRuns on envtest (manager binary, simulated runner pods)"
 ASSETS=${KUBEBUILDER_ASSETS:-${BENCHRUN_CACHE:-$HOME/.cache/benchrun}/k8s-v1.34.4/bin}
 if [[ ! -x $ASSETS/kube-apiserver || ! -x $ASSETS/etcd ]]; then
   echo "skipped: no envtest binaries in $ASSETS (set KUBEBUILDER_ASSETS or run make envtest-assets)"

@@ -153,7 +153,7 @@ func TestSamplesAreAccepted(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"hetu", "redis", "external"} {
+	for _, k := range []string{"hetu", "redis", "external", "custom"} {
 		if !kinds[k] {
 			t.Errorf("no sample with a %s target in config/samples", k)
 		}

@@ -7,11 +7,14 @@ import (
 // BenchmarkRunSpec describes one benchmark: the target to deploy (or reach), the load to
 // run against it scenario after scenario, what to collect, and how to clean up.
 // +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !s.type.startsWith('hetu.') || has(self.target.hetu) || (has(self.target.external) && self.target.external.kind == 'hetu'))",message="scenarios of type hetu.* need a HeTu target: set spec.target.hetu, or spec.target.external with kind: hetu"
-// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !(s.type.startsWith('redis.') || s.type == 'ycsb') || !has(self.target.external) || self.target.external.kind == 'redis')",message="scenarios of type redis.* and ycsb need a Redis endpoint: an external target of kind hetu has none (use kind: redis, or a redis or hetu target)"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, !(s.type.startsWith('redis.') || s.type == 'ycsb') || !has(self.target.external) || self.target.external.kind == 'redis')",message="scenarios of type redis.* and ycsb need a Redis endpoint: an external target of kind hetu, tcp or http has none (use kind: redis, or a redis or hetu target)"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, s.type != 'tcp.echo' || has(self.target.custom) || (has(self.target.external) && self.target.external.kind == 'tcp'))",message="scenarios of type tcp.echo need a TCP echo server: set spec.target.custom, or spec.target.external with kind: tcp"
+// +kubebuilder:validation:XValidation:rule="self.load.scenarios.all(s, s.type != 'http' || has(self.target.custom) || (has(self.target.external) && self.target.external.kind == 'http'))",message="scenarios of type http need an HTTP server: set spec.target.custom, or spec.target.external with kind: http"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.custom) || self.load.scenarios.all(s, s.type in ['tcp.echo', 'http', 'script'])",message="a custom target runs scenarios of type tcp.echo, http and script only"
 // +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || self.thresholds.all(t, !has(t.scenario) || self.load.scenarios.exists(s, s.name == t.scenario))",message="spec.thresholds[].scenario must name one of spec.load.scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || has(self.baseline) || self.thresholds.all(t, !t.expr.matches('%\\\\s*$'))",message="relative thresholds (such as 'cps >= -5%') need spec.baseline"
 type BenchmarkRunSpec struct {
-	// Target is the system under test: exactly one of hetu, redis or external.
+	// Target is the system under test: exactly one of hetu, redis, external or custom.
 	Target TargetSpec `json:"target"`
 
 	// Load is the load to generate: scenarios run one after another by the k6 runners.
@@ -50,13 +53,49 @@ type CollectSpec struct {
 	// +optional
 	ResourceUsage *bool `json:"resourceUsage,omitempty"`
 
-	// PrometheusRemoteWriteURL, when set, makes every runner also stream k6 metrics to this
-	// Prometheus remote-write endpoint (http or https URL).
+	// PrometheusRemoteWriteURL, when set, makes every runner stream its live metrics (calls,
+	// errors by kind, active VUs, a latency histogram; see the README's "Watching a run") to this
+	// Prometheus remote-write endpoint (http or https URL) every few seconds while the load
+	// runs. Empty means the manager's default (chart value liveMetrics.remoteWriteURL), if any.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^https?://[^/]*@')",message="prometheusRemoteWriteURL must not hold credentials (user:password@host): they would show in the spec and the runner pods"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^\\\\s/]+(/\\\\S*)?$')",message="prometheusRemoteWriteURL must be an http:// or https:// URL, such as http://prometheus:9090/api/v1/write"
 	// +optional
 	PrometheusRemoteWriteURL string `json:"prometheusRemoteWriteURL,omitempty"`
+
+	// PrometheusRemoteWrite says how runners authenticate to the remote-write endpoint (the
+	// run's prometheusRemoteWriteURL or the manager's default) and how often they push.
+	// +optional
+	PrometheusRemoteWrite *RemoteWriteSpec `json:"prometheusRemoteWrite,omitempty"`
+}
+
+// RemoteWriteSpec holds the remote-write credentials (from Secrets, injected into the runner
+// pods as secretKeyRef environment variables, never as literals), TLS and push interval.
+// +kubebuilder:validation:XValidation:rule="!(has(self.bearerTokenSecretRef) && has(self.basicAuth))",message="prometheusRemoteWrite: give bearerTokenSecretRef or basicAuth, not both"
+type RemoteWriteSpec struct {
+	// BearerTokenSecretRef is sent as "Authorization: Bearer <token>".
+	// +optional
+	BearerTokenSecretRef *SecretKeyRef `json:"bearerTokenSecretRef,omitempty"`
+	// BasicAuth is sent as HTTP basic authentication.
+	// +optional
+	BasicAuth *RemoteWriteBasicAuth `json:"basicAuth,omitempty"`
+	// TLS verifies an https endpoint: caSecretRef, serverName, insecureSkipVerify as for
+	// targets (https in the URL turns TLS on; enabled is not used).
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+	// IntervalSeconds is how often each runner pushes (default 5).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=60
+	// +optional
+	IntervalSeconds *int32 `json:"intervalSeconds,omitempty"`
+}
+
+// RemoteWriteBasicAuth is a user name and password from Secrets.
+type RemoteWriteBasicAuth struct {
+	// UsernameSecretRef is the Secret key holding the user name.
+	UsernameSecretRef SecretKeyRef `json:"usernameSecretRef"`
+	// PasswordSecretRef is the Secret key holding the password.
+	PasswordSecretRef SecretKeyRef `json:"passwordSecretRef"`
 }
 
 // CleanupPolicy says when the target and runners are deleted after a run.

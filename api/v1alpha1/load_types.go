@@ -53,7 +53,7 @@ type LoadSpec struct {
 }
 
 // ScenarioType is what a scenario calls.
-// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;ycsb;script
+// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;redis.command;ycsb;script;tcp.echo;http
 type ScenarioType string
 
 const (
@@ -73,16 +73,27 @@ const (
 	ScenarioRedisSet ScenarioType = "redis.set"
 	// ScenarioRedisPing runs PING.
 	ScenarioRedisPing ScenarioType = "redis.ping"
+	// ScenarioRedisCommand runs any command template (redisCommand) with random keys and values.
+	ScenarioRedisCommand ScenarioType = "redis.command"
 	// ScenarioYCSB runs a YCSB-style read/update/insert mix.
 	ScenarioYCSB ScenarioType = "ycsb"
 	// ScenarioScript runs a custom k6 script from a ConfigMap.
 	ScenarioScript ScenarioType = "script"
+	// ScenarioTCPEcho sends bodySize-byte messages to a TCP echo server and reads them back.
+	ScenarioTCPEcho ScenarioType = "tcp.echo"
+	// ScenarioHTTP sends HTTP requests (method, path, headers, bodySize-byte body).
+	ScenarioHTTP ScenarioType = "http"
 )
 
 // Scenario is one load phase.
 // +kubebuilder:validation:XValidation:rule="self.type == 'ycsb' || !has(self.ycsb)",message="ycsb settings apply only to type: ycsb"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'redis.command') == has(self.redisCommand)",message="type: redis.command needs redisCommand (the command template), and redisCommand applies only to type: redis.command"
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.requests)",message="set either duration or requests on a scenario, not both (a requests scenario stops after that many calls, at the latest after load.duration)"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.type != 'script'",message="requests applies to the built-in scenario types, not to type: script (a script makes its own calls)"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'script') == has(self.script)",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
-// +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script']",message="bodySize applies only to redis.get, redis.set, ycsb and script scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo', 'http']",message="bodySize applies only to redis.get, redis.set, ycsb, script, tcp.echo and http scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.pipeline) || self.type == 'tcp.echo'",message="pipeline applies only to tcp.echo scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.http) || self.type == 'http'",message="http settings apply only to type: http"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
@@ -91,7 +102,8 @@ type Scenario struct {
 	Name string `json:"name"`
 
 	// Type is what the scenario calls: hetu.hello_world, hetu.get, hetu.get_then_update,
-	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, ycsb or script.
+	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, redis.command, ycsb, script,
+	// tcp.echo or http.
 	Type ScenarioType `json:"type"`
 
 	// Duration overrides load.duration for this scenario.
@@ -102,13 +114,27 @@ type Scenario struct {
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
 
+	// Requests fixes the number of calls instead of a duration (the packetd tables' REQUEST):
+	// split exactly over the runners and shared by their virtual users; the scenario ends
+	// when they are made, at the latest after load.duration. Not with duration.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	// +optional
+	Requests *int64 `json:"requests,omitempty"`
+
+	// RedisCommand is the command of a redis.command scenario.
+	// +optional
+	RedisCommand *RedisCommandSpec `json:"redisCommand,omitempty"`
+
 	// KeySpace is the number of distinct keys (rows) the scenario draws from (default 30000, as the seeds).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000
 	// +optional
 	KeySpace *int64 `json:"keySpace,omitempty"`
 
-	// BodySize is the value size in bytes for redis.get, redis.set and ycsb records.
+	// BodySize is the value size in bytes for redis.get, redis.set and ycsb records, and the
+	// message size of tcp.echo (default 1000, the seeds' 0.98 KiB), and the request body size
+	// of http (default: no body).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16777216
 	// +optional
@@ -117,6 +143,17 @@ type Scenario struct {
 	// YCSB configures a ycsb scenario.
 	// +optional
 	YCSB *YCSBSpec `json:"ycsb,omitempty"`
+
+	// Pipeline is the number of tcp.echo messages each connection keeps in flight (default 1:
+	// send, wait for the echo, send the next). Each message is still one recorded call.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	Pipeline *int32 `json:"pipeline,omitempty"`
+
+	// HTTP configures an http scenario (default: GET / over HTTP/1.1 with keep-alive).
+	// +optional
+	HTTP *HTTPSpec `json:"http,omitempty"`
 
 	// Script is the custom k6 script of a script scenario.
 	// +optional
@@ -143,7 +180,7 @@ const (
 )
 
 // YCSBSpec is a YCSB-style workload: proportions of reads, updates and inserts.
-// +kubebuilder:validation:XValidation:rule="self.readProportion + self.updateProportion + self.insertProportion > 0.999 && self.readProportion + self.updateProportion + self.insertProportion < 1.001",message="readProportion + updateProportion + insertProportion must sum to 1"
+// +kubebuilder:validation:XValidation:rule="self.readProportion + self.updateProportion + self.insertProportion + (has(self.readModifyWriteProportion) ? self.readModifyWriteProportion : 0.0) > 0.999 && self.readProportion + self.updateProportion + self.insertProportion + (has(self.readModifyWriteProportion) ? self.readModifyWriteProportion : 0.0) < 1.001",message="readProportion + updateProportion + insertProportion must sum to 1 (with readModifyWriteProportion when set)"
 type YCSBSpec struct {
 	// ReadProportion is the fraction of operations that read a record (0 to 1).
 	// +kubebuilder:validation:Minimum=0
@@ -163,6 +200,12 @@ type YCSBSpec struct {
 	// +kubebuilder:default=0
 	// +optional
 	InsertProportion float64 `json:"insertProportion"`
+	// ReadModifyWriteProportion is the fraction of operations that read a record and then
+	// write one of its fields (YCSB workload F; timed as one operation, a write in the YCSB table).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	// +optional
+	ReadModifyWriteProportion *float64 `json:"readModifyWriteProportion,omitempty"`
 	// RecordCount is the number of records loaded before the run (default keySpace or 30000).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000
@@ -172,6 +215,23 @@ type YCSBSpec struct {
 	// +kubebuilder:default=zipfian
 	// +optional
 	RequestDistribution KeyDistribution `json:"requestDistribution,omitempty"`
+}
+
+// RedisCommandSpec is a redis.command scenario's command template, as redis-benchmark's and
+// memtier's custom commands: words separated by spaces; __rand_int__ becomes a random
+// 12-digit key number below keySpace and __data__ dataSize random printable bytes, new for
+// every call (e.g. "HSET key:__rand_int__ f __data__", or TairHash's "EXHSET k:__rand_int__ f __data__").
+type RedisCommandSpec struct {
+	// Command is the template.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.matches('[^ ]')",message="redisCommand.command must name a command, such as HSET key:__rand_int__ f __data__"
+	Command string `json:"command"`
+	// DataSize is the size in bytes of each __data__ value (default 3, as redis-benchmark's -d).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16777216
+	// +optional
+	DataSize *int32 `json:"dataSize,omitempty"`
 }
 
 // ScriptSource names a k6 script stored in a ConfigMap.
@@ -241,4 +301,42 @@ type RunnerSpec struct {
 	// Placement of the runner pods: resources (the seeds used 64-core nodes), nodeSelector, tolerations.
 	// +optional
 	Placement `json:",inline"`
+}
+
+// HTTPProtocol is the HTTP version an http scenario speaks.
+// +kubebuilder:validation:Enum=http1.1;h2c
+type HTTPProtocol string
+
+const (
+	// HTTP11 is HTTP/1.1.
+	HTTP11 HTTPProtocol = "http1.1"
+	// HTTP2 is HTTP/2: cleartext (h2c, prior knowledge), or h2 when the target uses TLS.
+	HTTP2 HTTPProtocol = "h2c"
+)
+
+// HTTPSpec is the request an http scenario sends; each response is one call, its status code
+// the return value (4xx and 5xx count as errors, their code as the error kind).
+type HTTPSpec struct {
+	// Method is GET (default), HEAD, POST, PUT, PATCH or DELETE.
+	// +kubebuilder:validation:Enum=GET;HEAD;POST;PUT;PATCH;DELETE
+	// +kubebuilder:default=GET
+	// +optional
+	Method string `json:"method,omitempty"`
+	// Path is the request path with an optional query (default /).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && !self.contains(' ')",message="http.path must start with '/' and hold no spaces, such as /api/v1/items?id=1"
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Headers are added to every request (values are not secret: they show in the spec).
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9-]{1,64}$') && !(k.lowerAscii() in ['content-length', 'transfer-encoding', 'connection']))",message="http.headers names are letters, digits and '-' (Content-Length, Transfer-Encoding and Connection are set by benchrun)"
+	// +optional
+	Headers map[string]string `json:"headers,omitempty"`
+	// KeepAlive reuses each virtual user's connection (default true); false opens one per request.
+	// +optional
+	KeepAlive *bool `json:"keepAlive,omitempty"`
+	// Protocol is http1.1 (default) or h2c (HTTP/2; h2 over TLS).
+	// +kubebuilder:default="http1.1"
+	// +optional
+	Protocol HTTPProtocol `json:"protocol,omitempty"`
 }

@@ -193,6 +193,31 @@ type ScenarioResult struct {
 	// +kubebuilder:validation:MaxItems=10080
 	// +optional
 	CallsPerMinute []int64 `json:"callsPerMinute,omitempty"`
+	// Operations are the per-operation results (YCSB read, update, insert), compact: the
+	// Pegasus table's figures.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Operations []OperationResult `json:"operations,omitempty"`
+	// ServerCalls is the target's own count of the scenario's commands (Redis INFO
+	// commandstats around the scenario), to compare with Calls (the protocol table's PROTO/METRICS).
+	// +optional
+	ServerCalls *int64 `json:"serverCalls,omitempty"`
+}
+
+// OperationResult is one operation of a scenario, latencies in microseconds.
+type OperationResult struct {
+	// Name is the operation (read, update, insert).
+	Name string `json:"name"`
+	// Calls is the number of calls of the operation.
+	Calls int64 `json:"calls"`
+	// CPS is its calls per second after trimming.
+	CPS float64 `json:"cps"`
+	// MeanUs is the mean latency in µs.
+	MeanUs int64 `json:"meanUs"`
+	// P99Us is the 99th percentile latency in µs.
+	P99Us int64 `json:"p99Us"`
+	// P999Us is the 99.9th percentile latency in µs.
+	P999Us int64 `json:"p999Us"`
 }
 
 // LatencyMs are latency statistics in milliseconds, 2 decimals.
@@ -252,6 +277,11 @@ type ResourceUsage struct {
 type ReportRef struct {
 	// ConfigMapName is the ConfigMap holding report.md and results.json.
 	ConfigMapName string `json:"configMapName"`
+	// Parts name further ConfigMaps holding the per-minute series (series.json) when the
+	// report would not fit in one ConfigMap; report.md and results.json then leave them out.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Parts []string `json:"parts,omitempty"`
 }
 
 // RunRecord keeps the outcome of an earlier generation.

@@ -5,7 +5,7 @@ import (
 )
 
 // TargetSpec is the system under test. Exactly one of its fields is set.
-// +kubebuilder:validation:XValidation:rule="(has(self.hetu) ? 1 : 0) + (has(self.redis) ? 1 : 0) + (has(self.external) ? 1 : 0) == 1",message="set exactly one of spec.target.hetu, spec.target.redis or spec.target.external"
+// +kubebuilder:validation:XValidation:rule="(has(self.hetu) ? 1 : 0) + (has(self.redis) ? 1 : 0) + (has(self.external) ? 1 : 0) + (has(self.custom) ? 1 : 0) == 1",message="set exactly one of spec.target.hetu, spec.target.redis, spec.target.external or spec.target.custom"
 type TargetSpec struct {
 	// HeTu deploys a HeTu game server (WebSocket RPC) with its Redis back end.
 	// +optional
@@ -20,6 +20,10 @@ type TargetSpec struct {
 	// HeTu server): nothing is deployed.
 	// +optional
 	External *ExternalTarget `json:"external,omitempty"`
+
+	// Custom deploys the user's own server (an echo server, an HTTP app...) behind a Service.
+	// +optional
+	Custom *CustomTarget `json:"custom,omitempty"`
 }
 
 // PacketLayers is the HeTu protocol layer stack, applied in order on send.
@@ -271,7 +275,7 @@ type RedisProxySpec struct {
 }
 
 // ExternalKind is the protocol an external endpoint speaks.
-// +kubebuilder:validation:Enum=redis;hetu
+// +kubebuilder:validation:Enum=redis;hetu;tcp;http
 type ExternalKind string
 
 const (
@@ -279,13 +283,18 @@ const (
 	ExternalRedis ExternalKind = "redis"
 	// ExternalHeTu is a HeTu server.
 	ExternalHeTu ExternalKind = "hetu"
+	// ExternalTCP is a plain TCP (or TLS) server, e.g. an echo server (tcp.echo scenarios).
+	ExternalTCP ExternalKind = "tcp"
+	// ExternalHTTP is an HTTP server (https when tls.enabled).
+	ExternalHTTP ExternalKind = "http"
 )
 
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
 // +kubebuilder:validation:XValidation:rule="self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
 // +kubebuilder:validation:XValidation:rule="self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
+// +kubebuilder:validation:XValidation:rule="!(self.kind in ['tcp', 'http']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp or http"
 type ExternalTarget struct {
-	// Kind is the protocol: redis or hetu.
+	// Kind is the protocol: redis, hetu, tcp or http.
 	Kind ExternalKind `json:"kind"`
 
 	// Addresses are host:port endpoints (for redis, the first is the write endpoint).
@@ -344,4 +353,138 @@ type TLSSpec struct {
 	// InsecureSkipVerify skips server certificate verification (test endpoints only).
 	// +optional
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+}
+
+// CustomTarget deploys the user's own server: a Deployment of image (command, args, env)
+// with its ports behind a Service, ready when its readiness probe passes. Pods run under the
+// restricted Pod Security Standard (non-root user 65532, read-only root filesystem with a
+// writable /tmp). Locally (`benchrun run`) command + args run as a process on 127.0.0.1,
+// with each port passed in the environment (see the README).
+// +kubebuilder:validation:XValidation:rule="has(self.ports) && size(self.ports) > 0",message="spec.target.custom needs at least one port (ports: [{name: echo, port: 7007}])"
+// +kubebuilder:validation:XValidation:rule="has(self.readinessProbe)",message="spec.target.custom needs a readinessProbe (tcpSocket, httpGet or exec): the load starts only once the server is ready"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || !has(self.readinessProbe.tcpSocket.port) || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port))",message="readinessProbe.tcpSocket.port must name one of spec.target.custom.ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must name one of spec.target.custom.ports"
+type CustomTarget struct {
+	// Image is the server's container image.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image"`
+
+	// Command replaces the image's entrypoint (locally: the program and its first arguments).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Args are the arguments (after command).
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=4096
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// Env are environment variables of the server, literal or from a Secret.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []CustomEnvVar `json:"env,omitempty"`
+
+	// Ports are the ports the server listens on; the first one is where the load goes.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Ports []CustomPort `json:"ports,omitempty"`
+
+	// ReadinessProbe tells when the server serves: exactly one of tcpSocket, httpGet or exec.
+	// +optional
+	ReadinessProbe *CustomProbe `json:"readinessProbe,omitempty"`
+
+	// Replicas is the number of server pods behind the Service.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Placement of the server pods.
+	// +optional
+	Placement `json:",inline"`
+}
+
+// CustomEnvVar is one environment variable of a custom server.
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !has(self.secretKeyRef)",message="set either value or secretKeyRef, not both"
+type CustomEnvVar struct {
+	// Name is the variable's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="environment variable names use letters, digits and '_', such as ECHO_PORT"
+	Name string `json:"name"`
+	// Value is a literal value.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Value string `json:"value,omitempty"`
+	// SecretKeyRef takes the value from a Secret key.
+	// +optional
+	SecretKeyRef *SecretKeyRef `json:"secretKeyRef,omitempty"`
+}
+
+// CustomPort is one port of a custom server.
+type CustomPort struct {
+	// Name names the port (a DNS label, such as echo or http); locally the port number is in
+	// the environment variable BENCHRUN_PORT_<NAME> (upper case, '-' as '_').
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="port names are lower-case letters, digits and '-', starting with a letter, such as echo or http"
+	Name string `json:"name"`
+	// Port is the port number the server listens on.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+}
+
+// CustomProbe is a custom server's readiness probe: exactly one handler.
+// +kubebuilder:validation:XValidation:rule="(has(self.tcpSocket) ? 1 : 0) + (has(self.httpGet) ? 1 : 0) + (has(self.exec) ? 1 : 0) == 1",message="readinessProbe needs exactly one of tcpSocket, httpGet or exec"
+type CustomProbe struct {
+	// TCPSocket is ready when the named port accepts connections.
+	// +optional
+	TCPSocket *ProbePort `json:"tcpSocket,omitempty"`
+	// HTTPGet is ready when GET path on the named port answers 200-399.
+	// +optional
+	HTTPGet *HTTPGetProbe `json:"httpGet,omitempty"`
+	// Exec is ready when the command exits 0 (locally: run on this machine).
+	// +optional
+	Exec *ExecProbe `json:"exec,omitempty"`
+	// PeriodSeconds is how often the probe runs (default 2).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=300
+	// +optional
+	PeriodSeconds int32 `json:"periodSeconds,omitempty"`
+}
+
+// ProbePort names the port a probe checks.
+type ProbePort struct {
+	// Port is the name of one of the target's ports (default: the first port).
+	// +kubebuilder:validation:MaxLength=15
+	// +optional
+	Port string `json:"port,omitempty"`
+}
+
+// HTTPGetProbe is an HTTP GET readiness probe.
+type HTTPGetProbe struct {
+	ProbePort `json:",inline"`
+	// Path is the request path (default /).
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="readinessProbe.httpGet.path must start with '/'"
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// ExecProbe is a command readiness probe.
+type ExecProbe struct {
+	// Command is the program and its arguments.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command"`
 }

@@ -84,7 +84,7 @@ func newerSource(t time.Time) bool {
 			return true
 		}
 	}
-	for _, dir := range []string{"cmd/k6", "k6ext", "internal/results"} {
+	for _, dir := range []string{"cmd/k6", "k6ext", "internal/results", "internal/livemetrics"} {
 		_ = filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 				return nil

@@ -99,6 +99,8 @@ func describeTarget(t *v1alpha1.TargetSpec) string {
 		return "hetu"
 	case t.External != nil:
 		return "external " + string(t.External.Kind)
+	case t.Custom != nil:
+		return "custom " + t.Custom.Image
 	}
 	return "none"
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/lifecycle"
+	"github.com/benchrun/benchrun/internal/livemetrics"
 	"github.com/benchrun/benchrun/internal/local"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
@@ -57,6 +58,7 @@ type localRun struct {
 	withScripts plan.Option
 	secrets     local.Secrets
 	secretEnv   []string
+	remoteWrite string // --prometheus-remote-write-url
 	logW        *lateWriter
 	target      local.Target
 	t0          time.Time
@@ -126,6 +128,8 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*localRun, int) {
 	fs.StringVar(&l.outDir, "out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME)")
 	fs.StringVar(&l.k6Flag, "k6", "", "benchrun's k6 binary (default: next to benchrun, or bin/k6)")
 	fs.BoolVar(&l.verbose, "v", false, "log every process started and stopped")
+	fs.StringVar(&l.remoteWrite, "prometheus-remote-write-url", "",
+		"Prometheus remote-write URL the runners stream live metrics to when the run sets no spec.collect.prometheusRemoteWriteURL")
 	l.gate = addGateFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -141,6 +145,12 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*localRun, int) {
 	case l.nRunners < 0:
 		_, _ = fmt.Fprintln(stderr, "benchrun run: --runners must be at least 1")
 		return nil, exitUsage
+	}
+	if l.remoteWrite != "" {
+		if err := livemetrics.CheckURL(l.remoteWrite); err != nil {
+			_, _ = fmt.Fprintf(stderr, "benchrun run: --prometheus-remote-write-url: %v\n", err)
+			return nil, exitUsage
+		}
 	}
 	if err := checkOutput(l.output); err != nil {
 		_, _ = fmt.Fprintf(stderr, "benchrun run: %v\n", err)
@@ -182,8 +192,9 @@ func (l *localRun) check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", l.file, err)
 	}
-	l.withScripts = plan.WithScripts(scripts)
-	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"}}
+	l.withScripts = plan.All(plan.WithScripts(scripts), plan.WithRemoteWriteDefault(l.remoteWrite))
+	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"},
+		{Role: plan.RoleCustom, Address: "127.0.0.1:1"}}
 	for i := range l.count {
 		if _, err := plan.ForRunnerIn(l.scriptDir, run, dry, i, l.count, l.withScripts); err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 
 	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/controllers"
+	"github.com/benchrun/benchrun/internal/livemetrics"
 	"github.com/benchrun/benchrun/internal/target"
 	"github.com/benchrun/benchrun/internal/usage"
 )
@@ -33,6 +34,7 @@ type managerFlags struct {
 	watch         string
 	concurrency   int
 	historyRuns   int
+	remoteWrite   string
 	zap           zap.Options
 }
 
@@ -60,6 +62,8 @@ func parseManagerFlags() *managerFlags {
 	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "BenchmarkRuns reconciled in parallel")
 	flag.IntVar(&f.historyRuns, "history-runs-per-namespace", controllers.DefaultHistoryRunsPerNamespace,
 		"finished runs per namespace exported as benchrun_run_* metrics (older ones' series are dropped)")
+	flag.StringVar(&f.remoteWrite, "prometheus-remote-write-url", "",
+		"Prometheus remote-write URL runners stream live metrics to when a run sets no spec.collect.prometheusRemoteWriteURL (empty: none)")
 	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return f
@@ -81,6 +85,11 @@ func run(f *managerFlags) error {
 	cacheOpts, err := cacheOptions(f.watch)
 	if err != nil {
 		return fmt.Errorf("flags: %w", err)
+	}
+	if f.remoteWrite != "" {
+		if err := livemetrics.CheckURL(f.remoteWrite); err != nil {
+			return fmt.Errorf("flags: --prometheus-remote-write-url: %w", err)
+		}
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -114,6 +123,7 @@ func run(f *managerFlags) error {
 		Kubelet:              kubeletMetrics,
 		MaxConcurrent:        f.concurrency,
 		History:              controllers.NewHistory(ctrlmetrics.Registry, f.historyRuns),
+		RemoteWriteURL:       f.remoteWrite,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}

@@ -5,7 +5,7 @@
 #
 # Usage: hack/images/build.sh [--no-import] [IMAGE...]      (default: core)
 #   core            pause coredns manager runner redis valkey kubectl
-#   extra           redis-operator proxy hetu
+#   extra           redis-operator proxy hetu echo
 #   all             core + extra
 #   pause           benchrun.local/pause:3.10           sandbox image (hack/images/pause)
 #   coredns         benchrun.local/coredns:v1.12.4      coredns built by hack/build-k8s-binaries.sh all
@@ -22,6 +22,7 @@
 #                                                        OpenJDK 17, main class io.benchrun.proxy.Main
 #   hetu            benchrun.local/hetu-bench:dev       hack/hetu-runtime.sh rootfs (Python 3.14, hetudb)
 #                                                        + examples/hetu-bench
+#   echo            benchrun.local/echo:dev             cmd/echo-server (/usr/local/bin/echo-server), uid 65532
 # Go images are rebuilt every time (the Go build cache makes that cheap; identical binaries give
 # identical images, which are then not imported again). Debian-based images are rebuilt only when
 # their package list or inputs change (key in IMAGE.tar.key). Build times go to
@@ -42,8 +43,8 @@ IMPORT=yes
 WANT=()
 for w in "${@:-core}"; do case $w in
   core) WANT+=(pause coredns manager runner redis valkey kubectl) ;;
-  extra) WANT+=(redis-operator proxy hetu) ;;
-  all) WANT+=(pause coredns manager runner redis valkey kubectl redis-operator proxy hetu) ;;
+  extra) WANT+=(redis-operator proxy hetu echo) ;;
+  all) WANT+=(pause coredns manager runner redis valkey kubectl redis-operator proxy hetu echo) ;;
   *) WANT+=("$w") ;;
 esac; done
 mkdir -p "$IMG"
@@ -142,6 +143,15 @@ build_manager() {
   gobuild "$r/manager" ./cmd/manager
   flatten_mtimes "$r"
   mk manager benchrun.local/manager:dev "$r" --entrypoint '["/manager"]' --user 65532:65532
+  rm -rf "$r"
+}
+build_echo() {
+  local r; r=$(stage echo)
+  mkdir -p "$r/usr/local/bin"
+  gobuild "$r/usr/local/bin/echo-server" ./cmd/echo-server
+  flatten_mtimes "$r"
+  mk echo benchrun.local/echo:dev "$r" --entrypoint '["/usr/local/bin/echo-server"]' --user 65532:65532 \
+    --env PATH=/usr/local/bin --port 7007/tcp
   rm -rf "$r"
 }
 build_runner() {

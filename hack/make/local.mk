@@ -9,7 +9,7 @@ DEMO_RUN ?= config/samples/quickstart.yaml
 DEMO_RUNNERS ?= 2
 DEMO_OUT ?= benchrun-results/demo
 
-K6_SOURCES := $(shell find cmd/k6 k6ext internal/results -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+K6_SOURCES := $(shell find cmd/k6 k6ext internal/results internal/livemetrics -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 BENCHRUN_SOURCES := $(shell find cmd/benchrun internal api config/crd -name '*.go' -not -name '*_test.go' 2>/dev/null) \
 	$(wildcard config/crd/*.yaml config/crd/bases/*.yaml) go.mod go.sum
 

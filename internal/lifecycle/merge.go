@@ -29,9 +29,17 @@ var ErrNoResults = errors.New("no runner stored a result")
 // how many documents went in. Without any document the error wraps ErrNoResults and lists
 // why each runner has none.
 func Merge(runners []Runner, stopped bool) (doc *results.Document, merged int, err error) {
-	var docs []*results.Document
+	return MergeEach(len(runners), func(i int) Runner { return runners[i] }, stopped)
+}
+
+// MergeEach is Merge over n runners given one at a time by get: each document is merged and
+// dropped before the next is asked for, so memory holds one runner's document and the merged
+// one, whatever n.
+func MergeEach(n int, get func(i int) Runner, stopped bool) (doc *results.Document, merged int, err error) {
 	var missing []string
-	for _, r := range runners {
+	m := results.NewMerger()
+	for i := range n {
+		r := get(i)
 		if r.Doc == nil {
 			missing = append(missing, r.Name+": "+r.Missing)
 			continue
@@ -40,12 +48,15 @@ func Merge(runners []Runner, stopped bool) (doc *results.Document, merged int, e
 			r.Doc.Partial = true
 			r.Doc.PartialReasons = append(r.Doc.PartialReasons, r.Name+": "+r.Failed)
 		}
-		docs = append(docs, r.Doc)
+		if err := m.Add(r.Doc); err != nil {
+			return nil, 0, fmt.Errorf("merging runner results: %w", err)
+		}
+		merged++
 	}
-	if len(docs) == 0 {
+	if merged == 0 {
 		return nil, 0, fmt.Errorf("%w: %s", ErrNoResults, strings.Join(missing, "; "))
 	}
-	doc, err = results.Merge(docs...)
+	doc, err = m.Document()
 	if err != nil {
 		return nil, 0, fmt.Errorf("merging runner results: %w", err)
 	}
@@ -57,5 +68,5 @@ func Merge(runners []Runner, stopped bool) (doc *results.Document, merged int, e
 		doc.Partial = true
 		doc.PartialReasons = append(doc.PartialReasons, "run stopped before its end")
 	}
-	return doc, len(docs), nil
+	return doc, merged, nil
 }

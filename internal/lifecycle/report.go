@@ -28,6 +28,9 @@ func Reports(title string, sum results.Summary, doc *results.Document, extra str
 		return nil, err
 	}
 	out := map[string][]byte{ReportMarkdown: md.Bytes(), ReportJSON: js.Bytes()}
+	if err := redisShapes(out, sum); err != nil {
+		return nil, err
+	}
 	if doc != nil {
 		var merged bytes.Buffer
 		if err := results.Encode(&merged, doc); err != nil {

@@ -1,7 +1,7 @@
 // Package local runs a BenchmarkRun's target on this machine for `benchrun run`: Redis or
-// Valkey servers (single, or HA with replicas and sentinels) and the HeTu bench app as
-// child processes, or an external endpoint that is only checked. Everything listens on
-// 127.0.0.1 on free ports; every process runs in its own process group and is stopped, and
+// Valkey servers (single, or HA with replicas and sentinels), the HeTu bench app and a custom
+// target's command as child processes, or an external endpoint that is only checked.
+// Everything listens on 127.0.0.1 on free ports; every process runs in its own process group and is stopped, and
 // its temporary directory removed, by Stop (also after a failed or interrupted Start).
 // When benchrun itself is killed, its children die with it (parent-death signal, Linux) and
 // the next RemoveStale removes its temporary directories (each holds a lock while it lives).
@@ -63,8 +63,10 @@ func New(spec *v1alpha1.TargetSpec, opts Options) (Target, error) {
 		return newHeTu(spec.HeTu, opts)
 	case spec.External != nil:
 		return newExternal(spec.External), nil
+	case spec.Custom != nil:
+		return newCustom(spec.Custom, opts)
 	}
-	return nil, errors.New("the run has no target (set spec.target.redis, hetu or external)")
+	return nil, errors.New("the run has no target (set spec.target.redis, hetu, external or custom)")
 }
 
 // StartWithin starts t and fails with a clear error when it is not ready within timeout.

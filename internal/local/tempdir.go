@@ -18,7 +18,7 @@ const ownerFile = ".benchrun-owner"
 
 // tempPrefixes are the name prefixes of the temporary directories local targets make: in
 // Options.TempDir (servers' files, HeTu logs) and in the HeTu runtime's srv/ (app copies).
-var tempPrefixes = []string{"benchrun-redis-", "benchrun-valkey-", "benchrun-hetu-"}
+var tempPrefixes = []string{"benchrun-redis-", "benchrun-valkey-", "benchrun-hetu-", "benchrun-custom-"}
 
 // errLocked is returned by lockDir when another open file holds the lock.
 var errLocked = errors.New("locked")

@@ -57,6 +57,8 @@ const (
 	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
 	// EnvRedisTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS Redis endpoint.
 	EnvRedisTLSCA = "BENCHRUN_REDIS_TLS_CA"
+	// EnvTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS tcp or http endpoint.
+	EnvTLSCA = "BENCHRUN_TLS_CA"
 	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
 	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
 )
@@ -106,7 +108,8 @@ func (inv Invocation) Materialize(dir string) (string, error) {
 type Option func(*options)
 
 type options struct {
-	scripts map[string]string
+	scripts        map[string]string
+	remoteWriteURL string // default remote-write URL (WithRemoteWriteDefault)
 }
 
 // WithScripts gives the sources of the run's script scenarios, by scenario name (read from
@@ -149,10 +152,35 @@ type Scenario struct {
 	BodySize int32 `json:"bodySize,omitempty"`
 	// YCSB is the read/update/insert mix of a ycsb scenario.
 	YCSB *YCSB `json:"ycsb,omitempty"`
+	// Pipeline is the number of tcp.echo messages in flight per connection (0: 1).
+	Pipeline int32 `json:"pipeline,omitempty"`
+	// HTTP is the request of an http scenario.
+	HTTP *HTTPRequest `json:"http,omitempty"`
 	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
 	Exec string `json:"exec,omitempty"`
+	// Requests, when set, is this runner's share of a fixed-count scenario's calls (the
+	// run's requests split exactly over the runners); DurationMs is then its time limit.
+	Requests *int64 `json:"requests,omitempty"`
+	// Command is a redis.command scenario's template, split into words.
+	Command []string `json:"command,omitempty"`
+	// DataSize is the size of each __data__ value of a redis.command scenario (0: default).
+	DataSize int32 `json:"dataSize,omitempty"`
+}
+
+// HTTPRequest is an http scenario's request.
+type HTTPRequest struct {
+	// Method is the HTTP method.
+	Method string `json:"method"`
+	// Path is the request path (and query).
+	Path string `json:"path"`
+	// Headers are added to every request.
+	Headers map[string]string `json:"headers,omitempty"`
+	// KeepAlive reuses the VU's connection.
+	KeepAlive bool `json:"keepAlive"`
+	// Protocol is http1.1 or h2c.
+	Protocol string `json:"protocol"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -163,6 +191,8 @@ type YCSB struct {
 	Update float64 `json:"update"`
 	// Insert is the insert proportion.
 	Insert float64 `json:"insert"`
+	// ReadModifyWrite is the read-modify-write proportion.
+	ReadModifyWrite float64 `json:"readModifyWrite,omitempty"`
 	// RecordCount is the number of records loaded before the run.
 	RecordCount int64 `json:"recordCount"`
 	// Distribution is uniform, zipfian or latest.
@@ -175,6 +205,24 @@ type Target struct {
 	Redis *RedisTarget `json:"redis,omitempty"`
 	// HeTu is the HeTu endpoint for hetu.* scenarios.
 	HeTu *HeTuTarget `json:"hetu,omitempty"`
+	// TCP is the TCP endpoint for tcp.* scenarios (a custom target's first port, or an
+	// external target of kind tcp).
+	TCP *TCPTarget `json:"tcp,omitempty"`
+	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
+	// external target of kind http: https when its TLS is enabled).
+	HTTP *TCPTarget `json:"http,omitempty"`
+}
+
+// TCPTarget is a plain TCP (or TLS) endpoint.
+type TCPTarget struct {
+	// Addrs are host:port addresses; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// TLS enables TLS.
+	TLS bool `json:"tls,omitempty"`
+	// TLSServerName overrides the verified server name.
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	// TLSInsecure skips certificate verification.
+	TLSInsecure bool `json:"tlsInsecure,omitempty"`
 }
 
 // RedisTarget is a Redis endpoint.
@@ -211,6 +259,8 @@ const (
 	RoleMaster  = "master"
 	RoleReplica = "replica"
 	RoleProxy   = "proxy"
+	// RoleCustom is a custom target's first port (target.RoleCustom).
+	RoleCustom = "custom"
 )
 
 // ForRunner is the invocation of runner index (0-based) of count: its share of the virtual
@@ -244,6 +294,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 			d = s.Duration.Duration
 		}
 		sc := scenarioFor(s, offset, d, vus)
+		fixedCount(&sc, s, index, count)
 		if s.Type == v1alpha1.ScenarioScript {
 			if _, ok := o.scripts[s.Name]; !ok {
 				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
@@ -280,6 +331,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		VUs:       vus,
 		Duration:  offset,
 	}
+	addRemoteWrite(&inv, run, o.remoteWriteURL)
 	if len(custom) > 0 {
 		inv.Files = entryFiles(inv.Script, custom, o.scripts)
 		inv.Script = customEntry
@@ -299,17 +351,40 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 	if s.BodySize != nil {
 		sc.BodySize = *s.BodySize
 	}
+	if s.Pipeline != nil {
+		sc.Pipeline = *s.Pipeline
+	}
+	if s.Type == v1alpha1.ScenarioHTTP {
+		sc.HTTP = httpRequest(s.HTTP)
+	}
 	if y := s.YCSB; y != nil {
 		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
 		if y.RecordCount != nil {
 			sc.YCSB.RecordCount = *y.RecordCount
 		}
+		if y.ReadModifyWriteProportion != nil {
+			sc.YCSB.ReadModifyWrite = *y.ReadModifyWriteProportion
+		}
 		if sc.YCSB.Distribution == "" {
 			sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
 		}
 	}
 	return sc
+}
+
+// httpRequest is the request of an http scenario, defaults filled in.
+func httpRequest(h *v1alpha1.HTTPSpec) *HTTPRequest {
+	r := &HTTPRequest{Method: "GET", Path: "/", KeepAlive: true, Protocol: string(v1alpha1.HTTP11)}
+	if h == nil {
+		return r
+	}
+	r.Method, r.Path, r.Protocol = orDefault(h.Method, r.Method), orDefault(h.Path, r.Path), orDefault(string(h.Protocol), r.Protocol)
+	r.Headers = h.Headers
+	if h.KeepAlive != nil {
+		r.KeepAlive = *h.KeepAlive
+	}
+	return r
 }
 
 // customEntry is the generated entry module of a run with script scenarios.
@@ -386,6 +461,23 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 	case t.Redis != nil:
 		out.Redis = redisAddrs()
 		addSecret(EnvRedisPassword, t.Redis.PasswordSecretRef)
+	case t.Custom != nil:
+		if a := byRole[RoleCustom]; len(a) > 0 {
+			out.TCP, out.HTTP = &TCPTarget{Addrs: a}, &TCPTarget{Addrs: a}
+		}
+		if a := byRole[RoleCustom+"-http"]; len(a) > 0 { // a port named http takes the http scenarios
+			out.HTTP = &TCPTarget{Addrs: a}
+		}
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
+		out.TCP = externalTCP(t.External)
+		if tls := t.External.TLS; tls != nil && tls.Enabled {
+			addSecret(EnvTLSCA, tls.CASecretRef)
+		}
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalHTTP:
+		out.HTTP = externalTCP(t.External)
+		if tls := t.External.TLS; tls != nil && tls.Enabled {
+			addSecret(EnvTLSCA, tls.CASecretRef)
+		}
 	case t.External != nil && t.External.Kind == v1alpha1.ExternalHeTu:
 		e := t.External
 		out.HeTu = &HeTuTarget{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
@@ -396,6 +488,15 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addExternalSecrets(t.External)
 	}
 	return out, secrets
+}
+
+// externalTCP is the TCP endpoint of an external target of kind tcp.
+func externalTCP(e *v1alpha1.ExternalTarget) *TCPTarget {
+	r := &TCPTarget{Addrs: e.Addresses}
+	if e.TLS != nil && e.TLS.Enabled {
+		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
+	}
+	return r
 }
 
 func externalRedis(e *v1alpha1.ExternalTarget) *RedisTarget {
@@ -412,6 +513,14 @@ func checkTarget(spec Spec, t Target) error {
 		switch {
 		case s.Type == string(v1alpha1.ScenarioScript):
 			// a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
+		case strings.HasPrefix(s.Type, "tcp."):
+			if t.TCP == nil || len(t.TCP.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs a TCP endpoint and the target has none", s.Name)
+			}
+		case s.Type == string(v1alpha1.ScenarioHTTP):
+			if t.HTTP == nil || len(t.HTTP.Addrs) == 0 {
+				return fmt.Errorf("plan: scenario %q needs an HTTP endpoint and the target has none", s.Name)
+			}
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
@@ -456,4 +565,29 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
 	return opts
+}
+
+// fixedCount adds a scenario's fixed request count (runner index's exact share of it) and
+// its redis.command template to its plan.
+func fixedCount(sc *Scenario, s v1alpha1.Scenario, index, count int) {
+	if s.Requests != nil {
+		n := share64(*s.Requests, index, count)
+		sc.Requests = &n
+	}
+	if c := s.RedisCommand; c != nil {
+		sc.Command = strings.Fields(c.Command)
+		if c.DataSize != nil {
+			sc.DataSize = *c.DataSize
+		}
+	}
+}
+
+// share64 is share for int64 counts: runner index's part of n over count runners, the
+// first n % count runners one more, so the parts add up to n.
+func share64(n int64, index, count int) int64 {
+	s := n / int64(count)
+	if int64(index) < n%int64(count) {
+		s++
+	}
+	return s
 }

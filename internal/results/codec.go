@@ -107,15 +107,15 @@ func compactNumberArrays(b []byte) []byte {
 	return out
 }
 
-// Validate checks that doc is a consistent document of schema version SchemaVersion: counts
+// Validate checks that doc is a consistent document of a schema version this package reads: counts
 // are non-negative and add up, histogram buckets are ascending, in range and on bucket
 // boundaries, timelines agree with the call counts and maps are bounded.
 func (doc *Document) Validate() error {
 	if doc == nil {
 		return errors.New("results: nil document")
 	}
-	if doc.SchemaVersion != SchemaVersion {
-		return fmt.Errorf("results: schemaVersion: unsupported version %d (this build reads %d)", doc.SchemaVersion, SchemaVersion)
+	if doc.SchemaVersion < MinSchemaVersion || doc.SchemaVersion > SchemaVersion {
+		return fmt.Errorf("results: schemaVersion: unsupported version %d (this build reads %d to %d)", doc.SchemaVersion, MinSchemaVersion, SchemaVersion)
 	}
 	if !doc.Partial && len(doc.PartialReasons) > 0 {
 		return errors.New("results: partialReasons: set but partial is false")
@@ -130,6 +130,9 @@ func (doc *Document) Validate() error {
 			return fmt.Errorf("results: scenarios[%d].name: duplicate scenario %q", i, s.Name)
 		}
 		seen[s.Name] = true
+		if doc.SchemaVersion == 1 && s.Latency.SignificantFigures != HistogramSigFigs {
+			return fmt.Errorf("results: scenarios[%d] (%q).latency.sigFigs: %d needs schemaVersion 2", i, s.Name, s.Latency.SignificantFigures)
+		}
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("results: scenarios[%d] (%q).%w", i, s.Name, err)
 		}
@@ -178,6 +181,76 @@ func (s *Scenario) validate() error {
 	if err := s.Starts.validate(s.Calls, s.FirstStart, s.LastEnd); err != nil {
 		return fmt.Errorf("starts.%w", err)
 	}
+	return s.validateExtras()
+}
+
+// validateExtras checks the optional per-operation, server-side and load-shape fields.
+func (s *Scenario) validateExtras() error {
+	if len(s.VUs) > MaxVUEntries {
+		return fmt.Errorf("vus: %d entries, more than %d", len(s.VUs), MaxVUEntries)
+	}
+	for i, n := range s.VUs {
+		if n <= 0 {
+			return fmt.Errorf("vus[%d]: %d is not positive", i, n)
+		}
+	}
+	if len(s.Command) > MaxValueLength {
+		return fmt.Errorf("command: longer than %d bytes", MaxValueLength)
+	}
+	if s.BodySize < 0 {
+		return fmt.Errorf("bodySize: negative (%d)", s.BodySize)
+	}
+	if err := validateServerCalls(s.ServerCalls); err != nil {
+		return fmt.Errorf("serverCalls: %w", err)
+	}
+	if len(s.Operations) > MaxOperations {
+		return fmt.Errorf("operations: %d entries, more than %d", len(s.Operations), MaxOperations)
+	}
+	seen := make(map[string]bool, len(s.Operations))
+	var calls, errs int64
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		switch {
+		case op.Name == "" || len(op.Name) > MaxValueLength:
+			return fmt.Errorf("operations[%d].name: empty or longer than %d bytes", i, MaxValueLength)
+		case seen[op.Name]:
+			return fmt.Errorf("operations[%d].name: duplicate operation %q", i, op.Name)
+		case len(op.Operations) > 0 || len(op.ServerCalls) > 0 || len(op.VUs) > 0 || op.Command != "" || op.BodySize != 0:
+			return fmt.Errorf("operations[%d] (%q): operations, serverCalls, vus, command and bodySize belong to the scenario", i, op.Name)
+		case op.Type != "" && op.Type != s.Type:
+			return fmt.Errorf("operations[%d] (%q).type: %q differs from the scenario's %q", i, op.Name, op.Type, s.Type)
+		}
+		seen[op.Name] = true
+		if err := op.validate(); err != nil {
+			return fmt.Errorf("operations[%d] (%q).%w", i, op.Name, err)
+		}
+		calls += op.Calls
+		errs += op.Errors
+		if calls > s.Calls || errs > s.Errors {
+			return fmt.Errorf("operations: calls or errors add up to more than the scenario's (%d, %d)", s.Calls, s.Errors)
+		}
+	}
+	return nil
+}
+
+// validateServerCalls checks a server-side command count map: bounded, positive counts.
+func validateServerCalls(m map[string]int64) error {
+	if len(m) > MaxDistinctValues {
+		return fmt.Errorf("%d entries, more than %d", len(m), MaxDistinctValues)
+	}
+	var sum int64
+	for k, n := range m {
+		if k == "" || len(k) > MaxValueLength {
+			return fmt.Errorf("key %.20q: empty or longer than %d bytes", k, MaxValueLength)
+		}
+		if n <= 0 {
+			return fmt.Errorf("[%q]: count %d is not positive", k, n)
+		}
+		if sum > math.MaxInt64-n {
+			return fmt.Errorf("[%q]: counts overflow", k)
+		}
+		sum += n
+	}
 	return nil
 }
 
@@ -213,8 +286,8 @@ func (h *Histogram) validate(calls int64) error {
 	if h.Unit != HistogramUnit {
 		return fmt.Errorf("unit: %q, want %q", h.Unit, HistogramUnit)
 	}
-	if h.SignificantFigures != HistogramSigFigs {
-		return fmt.Errorf("sigFigs: %d, want %d", h.SignificantFigures, HistogramSigFigs)
+	if h.SignificantFigures != HistogramSigFigs && h.SignificantFigures != HistogramCoarseSigFigs {
+		return fmt.Errorf("sigFigs: %d, want %d (or %d once reduced)", h.SignificantFigures, HistogramSigFigs, HistogramCoarseSigFigs)
 	}
 	if math.IsNaN(h.SumSquares) || math.IsInf(h.SumSquares, 0) || h.SumSquares < 0 {
 		return fmt.Errorf("sumSquares: %v is not a finite non-negative number", h.SumSquares)
@@ -237,8 +310,8 @@ func (h *Histogram) validate(calls int64) error {
 		if v < HistogramMinValue || v > HistogramMaxValue {
 			return fmt.Errorf("buckets[%d]: value %d outside [%d, %d]", i, v, HistogramMinValue, HistogramMaxValue)
 		}
-		if hdrLowest(v) != v {
-			return fmt.Errorf("buckets[%d]: value %d is not a bucket boundary (want %d)", i, v, hdrLowest(v))
+		if lo := hdrLowestSF(v, h.SignificantFigures); lo != v {
+			return fmt.Errorf("buckets[%d]: value %d is not a bucket boundary (want %d)", i, v, lo)
 		}
 		if i > 0 && v <= h.Buckets[i-1][0] {
 			return fmt.Errorf("buckets[%d]: value %d not ascending (previous %d)", i, v, h.Buckets[i-1][0])
@@ -254,10 +327,10 @@ func (h *Histogram) validate(calls int64) error {
 	if total != calls {
 		return fmt.Errorf("buckets: counts add up to %d, calls is %d", total, calls)
 	}
-	if first := h.Buckets[0][0]; hdrLowest(h.Min) != first {
+	if first := h.Buckets[0][0]; hdrLowestSF(h.Min, h.SignificantFigures) != first {
 		return fmt.Errorf("min: %d is not in the first bucket (%d)", h.Min, first)
 	}
-	if last := h.Buckets[len(h.Buckets)-1][0]; hdrLowest(h.Max) != last {
+	if last := h.Buckets[len(h.Buckets)-1][0]; hdrLowestSF(h.Max, h.SignificantFigures) != last {
 		return fmt.Errorf("max: %d is not in the last bucket (%d)", h.Max, last)
 	}
 	lo, okLo := mulInt64(h.Min, calls)

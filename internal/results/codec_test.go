@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/document_v1.json")
+var update = flag.Bool("update", false, "rewrite testdata/document_v2.json")
 
 // sampleDoc returns a small realistic document: two scenarios of a HeTu run, with errors.
 func sampleDoc() *Document {
@@ -39,8 +39,20 @@ func sampleDoc() *Document {
 	}
 }
 
+// TestVersion1Document: documents of schema version 1 (before 2-figure histograms) are
+// still read.
+func TestVersion1Document(t *testing.T) {
+	doc, err := DecodeFile("testdata/document_v1.json")
+	if err != nil || doc.SchemaVersion != 1 {
+		t.Fatalf("version 1 document: %v", err)
+	}
+	if m, err := Merge(doc, sampleDoc()); err != nil || m.SchemaVersion != SchemaVersion {
+		t.Fatalf("merging versions 1 and %d: %v", SchemaVersion, err)
+	}
+}
+
 func TestExampleDocument(t *testing.T) {
-	const path = "testdata/document_v1.json"
+	const path = "testdata/document_v2.json"
 	if *update {
 		var buf bytes.Buffer
 		if err := Encode(&buf, sampleDoc()); err != nil {
@@ -79,7 +91,12 @@ func TestDecodeErrors(t *testing.T) {
 		name, want string
 		edit       func(d map[string]any)
 	}{
-		{"version", "schemaVersion: unsupported version 2", func(d map[string]any) { d["schemaVersion"] = 2 }},
+		{"version", "schemaVersion: unsupported version 3", func(d map[string]any) { d["schemaVersion"] = SchemaVersion + 1 }},
+		{"old version", "schemaVersion: unsupported version 0", func(d map[string]any) { d["schemaVersion"] = 0 }},
+		{"2 figures in version 1", "latency.sigFigs: 2 needs schemaVersion 2", func(d map[string]any) {
+			d["schemaVersion"] = 1
+			sc(d)["latency"].(map[string]any)["sigFigs"] = 2
+		}},
 		{"unknown field", `unknown field "extra"`, func(d map[string]any) { d["extra"] = 1 }},
 		{"negative calls", "calls: negative", func(d map[string]any) { sc(d)["calls"] = -1 }},
 		{"errors above calls", "errors: 601 is more than calls", func(d map[string]any) { sc(d)["errors"] = 601 }},

@@ -6,8 +6,9 @@
 // snapshots them with Recorder.Scenario into a Document, writes it with Encode; the operator
 // or the CLI reads documents with Decode (strictly validated), combines them with Merge,
 // computes the published statistics with Summarize and writes them with RenderMarkdown (the
-// seed tables), RenderJSON, RenderCSV or RenderComparison. SCHEMA.md in this directory
-// documents the document format (schema version 1), its units, bounds and merge rules.
+// seed tables), RenderJSON, RenderCSV or RenderComparison; the Redis-side seed shapes (the
+// Pegasus YCSB table and the packetd protocol table) are in render_ycsb.go. SCHEMA.md in this directory
+// documents the document format (schema version 2, reads 1), its units, bounds and merge rules.
 //
 // The package is pure: no Kubernetes imports, no I/O beyond io.Reader/io.Writer.
 package results
@@ -15,14 +16,20 @@ package results
 import "time"
 
 // SchemaVersion is the version of the result document format written by this package.
-// Decoders accept documents of this version only; bump it on any incompatible change.
-const SchemaVersion = 1
+// Decoders accept documents from MinSchemaVersion to this version; bump it on any
+// incompatible change. Version 2 adds histograms of 2 significant figures (documents fitted
+// to a size budget); a version 1 document is a version 2 document with 3-figure histograms.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest document version this package reads.
+const MinSchemaVersion = 1
 
 // Document is the result of one runner process for a whole run: every scenario it ran,
 // in bounded size (histograms and counters, never raw samples). Documents from any number
 // of runners merge exactly with Merge.
 type Document struct {
-	// SchemaVersion is always SchemaVersion for documents produced by this code.
+	// SchemaVersion is SchemaVersion for documents produced by this code; documents of
+	// MinSchemaVersion and later are read.
 	SchemaVersion int `json:"schemaVersion"`
 	// Runners names the runner processes whose data this document holds
 	// (one entry for a runner's own document, several after a merge).
@@ -67,7 +74,29 @@ type Scenario struct {
 	BytesSent int64 `json:"bytesSent,omitempty"`
 	// BytesReceived counts payload bytes read from the target.
 	BytesReceived int64 `json:"bytesReceived,omitempty"`
+	// VUs lists, for each runner that ran the scenario, how many virtual users recorded calls
+	// in it (one entry in a runner's document; a merge concatenates them, sorted).
+	VUs []int64 `json:"vus,omitempty"`
+	// Command names the target command(s) the scenario sends, lower case, comma-separated
+	// (e.g. "get", "hgetall,hset"): what ServerCalls is compared with.
+	Command string `json:"command,omitempty"`
+	// BodySize is the payload size in bytes the scenario was configured with (0: none or unknown).
+	BodySize int64 `json:"bodySize,omitempty"`
+	// Operations break the calls down by operation (e.g. YCSB read, update, insert): each is
+	// a scenario of its own (Name is the operation) without Operations, ServerCalls, VUs,
+	// Command or BodySize. Every call in an operation is also counted in the scenario.
+	Operations []Scenario `json:"operations,omitempty"`
+	// ServerCalls counts, by lower-case command name, the calls the target itself reported
+	// between the scenario's start and end (Redis INFO commandstats delta), bounded to
+	// MaxDistinctValues entries like ReturnValues.
+	ServerCalls map[string]int64 `json:"serverCalls,omitempty"`
 }
+
+// MaxOperations bounds Scenario.Operations.
+const MaxOperations = 16
+
+// MaxVUEntries bounds Scenario.VUs (one entry per runner).
+const MaxVUEntries = 4096
 
 // Histogram is a sparse HDR histogram of durations in microseconds, 3 significant digits,
 // trackable range [1 µs, 1 h]. Buckets holds [value, count] pairs in ascending value order,
@@ -76,7 +105,7 @@ type Scenario struct {
 type Histogram struct {
 	// Unit is always "us".
 	Unit string `json:"unit"`
-	// SignificantFigures is the HDR precision (3).
+	// SignificantFigures is the HDR precision: 3, or 2 once reduced to fit a size budget (Fit).
 	SignificantFigures int `json:"sigFigs"`
 	// Min is the exact smallest value recorded (µs), not a bucket bound.
 	Min int64 `json:"min"`

@@ -55,6 +55,54 @@ func hdrLowest(v int64) int64 {
 	return v &^ (hdrWidth(v) - 1)
 }
 
+// HistogramCoarseSigFigs is the precision a histogram is reduced to when a document must
+// shrink to fit its storage (see Document.Coarsen): values below 256 µs exact, then 128
+// sub-buckets per power of two (a bucket < 0.8 % of its value wide). Its buckets are unions of
+// whole 3-figure buckets, so the reduction is exact.
+const HistogramCoarseSigFigs = 2
+
+// hdrMagnitude is log2 of the half sub-bucket count for sf significant figures: 10 for 3
+// (1024 sub-buckets per power of two), 7 for 2 (128).
+func hdrMagnitude(sf int) int {
+	if sf == HistogramCoarseSigFigs {
+		return 7
+	}
+	return subBucketHalfCountMagnitude
+}
+
+// hdrWidthSF returns how many distinct values share the bucket of v at sf significant figures.
+func hdrWidthSF(v int64, sf int) int64 {
+	m := hdrMagnitude(sf)
+	bucket := 64 - bits.LeadingZeros64(uint64(v)|(1<<(m+1)-1)) - (m + 1)
+	return 1 << uint(bucket)
+}
+
+// hdrLowestSF returns the lowest value of the bucket holding v at sf significant figures.
+func hdrLowestSF(v int64, sf int) int64 {
+	return v &^ (hdrWidthSF(v, sf) - 1)
+}
+
+// reducePrecision returns h with sf significant figures (sf <= h's): each bucket is added
+// into the coarser bucket holding it. Min, Max, Sum and SumSquares are unchanged. h is not
+// modified.
+func reducePrecision(h Histogram, sf int) Histogram {
+	if sf >= h.SignificantFigures {
+		return h
+	}
+	out := h
+	out.SignificantFigures = sf
+	out.Buckets = make([][2]int64, 0, len(h.Buckets)/4+1)
+	for _, b := range h.Buckets {
+		v := hdrLowestSF(b[0], sf)
+		if n := len(out.Buckets); n > 0 && out.Buckets[n-1][0] == v {
+			out.Buckets[n-1][1] += b[1]
+			continue
+		}
+		out.Buckets = append(out.Buckets, [2]int64{v, b[1]})
+	}
+	return out
+}
+
 // clampMicros converts a duration in nanoseconds to whole microseconds (rounded to nearest)
 // within the trackable range.
 func clampMicros(ns int64) int64 {

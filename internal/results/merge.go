@@ -9,9 +9,10 @@ import (
 
 // Merge combines the documents of several runners into one. Scenarios are matched by name
 // (a scenario may be missing from some documents); histograms, counters and timelines merge
-// exactly; return-value and error-kind maps are added and re-bounded to MaxDistinctValues.
-// Runners are concatenated (sorted, duplicates removed: the names form a set) and so are
-// partial reasons (sorted); Partial is OR-ed.
+// exactly (timelines of different bucket widths are rebucketed to the coarser, see
+// commonWidth); return-value and error-kind maps are added and re-bounded to
+// MaxDistinctValues. Runners are concatenated (sorted, duplicates removed: the names form a
+// set) and so are partial reasons (sorted); Partial is OR-ed.
 //
 // The result does not depend on the order of docs nor on how merges are grouped, with two
 // caveats: SumSquares is a float sum and may differ in its last bits, and once a value map
@@ -19,34 +20,75 @@ import (
 // grouping (totals never do). Scenarios are ordered by first start (run order), scenarios
 // without calls last, ties by name.
 //
-// Every input is validated first; the inputs are not modified.
+// Every input is validated first; the inputs are not modified. To merge documents one at a
+// time without holding them all, use a Merger.
 func Merge(docs ...*Document) (*Document, error) {
-	out := &Document{SchemaVersion: SchemaVersion, Runners: []string{}, Scenarios: []Scenario{}}
-	byName := make(map[string]*Scenario)
-	sumSquares := make(map[string][]float64)
-	for i, doc := range docs {
-		if err := doc.Validate(); err != nil {
-			return nil, fmt.Errorf("results: merging document %d: %w", i, err)
-		}
-		out.Runners = append(out.Runners, doc.Runners...)
-		out.Partial = out.Partial || doc.Partial
-		out.PartialReasons = append(out.PartialReasons, doc.PartialReasons...)
-		for _, s := range doc.Scenarios {
-			sumSquares[s.Name] = append(sumSquares[s.Name], s.Latency.SumSquares)
-			acc, ok := byName[s.Name]
-			if !ok {
-				c := cloneScenario(s)
-				byName[s.Name] = &c
-				continue
-			}
-			if err := mergeScenario(acc, &s); err != nil {
-				return nil, fmt.Errorf("results: merging document %d: scenario %q: %w", i, s.Name, err)
-			}
+	m := NewMerger()
+	for _, doc := range docs {
+		if err := m.Add(doc); err != nil {
+			return nil, err
 		}
 	}
-	for name, s := range byName {
+	return m.Document()
+}
+
+// Merger merges documents one at a time (decode one, Add it, drop it), holding only the
+// merged scenarios: memory is one merged document plus 8 bytes per document and scenario,
+// whatever the number of documents. The outcome is Merge's.
+type Merger struct {
+	out        *Document
+	byName     map[string]*Scenario
+	sumSquares map[string][]float64
+	n          int
+}
+
+// NewMerger returns an empty Merger.
+func NewMerger() *Merger {
+	return &Merger{
+		out:        &Document{SchemaVersion: SchemaVersion, Runners: []string{}, Scenarios: []Scenario{}},
+		byName:     make(map[string]*Scenario),
+		sumSquares: make(map[string][]float64),
+	}
+}
+
+// Add validates doc and merges it in; doc is not modified nor kept. After an error the
+// Merger holds a partly added document and should be dropped.
+func (m *Merger) Add(doc *Document) error {
+	i := m.n
+	m.n++
+	if err := doc.Validate(); err != nil {
+		return fmt.Errorf("results: merging document %d: %w", i, err)
+	}
+	m.out.Runners = append(m.out.Runners, doc.Runners...)
+	m.out.Partial = m.out.Partial || doc.Partial
+	m.out.PartialReasons = append(m.out.PartialReasons, doc.PartialReasons...)
+	for _, s := range doc.Scenarios {
+		m.sumSquares[s.Name] = append(m.sumSquares[s.Name], s.Latency.SumSquares)
+		acc, ok := m.byName[s.Name]
+		if !ok {
+			c := cloneScenario(s)
+			m.byName[s.Name] = &c
+			continue
+		}
+		if err := mergeScenario(acc, &s); err != nil {
+			return fmt.Errorf("results: merging document %d: scenario %q: %w", i, s.Name, err)
+		}
+	}
+	if m.n%64 == 0 { // so that duplicate runner names cannot pile up
+		slices.Sort(m.out.Runners)
+		m.out.Runners = slices.Compact(m.out.Runners)
+	}
+	return nil
+}
+
+// Document returns the merged document of every document added, validated. The Merger
+// should not be used afterwards.
+func (m *Merger) Document() (*Document, error) {
+	out := m.out
+	out.Scenarios = out.Scenarios[:0]
+	for name, s := range m.byName {
 		// Add in a fixed order so the float sum does not depend on the order of docs.
-		sq := sumSquares[name]
+		sq := m.sumSquares[name]
 		slices.Sort(sq)
 		s.Latency.SumSquares = 0
 		for _, v := range sq {
@@ -108,7 +150,41 @@ func cloneScenario(s Scenario) Scenario {
 	if s.Starts.Counts == nil {
 		s.Starts.Counts = []int64{}
 	}
+	s.VUs = slices.Clone(s.VUs)
+	s.ServerCalls = maps.Clone(s.ServerCalls)
+	if s.Operations != nil {
+		ops := make([]Scenario, len(s.Operations))
+		for i, op := range s.Operations {
+			ops[i] = cloneScenario(op)
+		}
+		s.Operations = ops
+	}
 	return s
+}
+
+// mergeExtras adds the optional per-operation, server-side and load-shape fields of s into acc.
+func mergeExtras(acc, s *Scenario) error {
+	if len(s.VUs) > 0 {
+		acc.VUs = append(acc.VUs, s.VUs...)
+		slices.Sort(acc.VUs)
+	}
+	if acc.Command == "" || (s.Command != "" && s.Command < acc.Command) {
+		acc.Command = s.Command // the same in every runner; the smaller one keeps merges order-free
+	}
+	acc.BodySize = max(acc.BodySize, s.BodySize)
+	acc.ServerCalls = addMaps(acc.ServerCalls, s.ServerCalls)
+	for _, op := range s.Operations {
+		i := slices.IndexFunc(acc.Operations, func(o Scenario) bool { return o.Name == op.Name })
+		if i < 0 {
+			acc.Operations = append(acc.Operations, cloneScenario(op))
+			continue
+		}
+		if err := mergeScenario(&acc.Operations[i], &op); err != nil {
+			return fmt.Errorf("operation %q: %w", op.Name, err)
+		}
+	}
+	slices.SortFunc(acc.Operations, func(a, b Scenario) int { return cmp.Compare(a.Name, b.Name) })
+	return nil
 }
 
 // mergeScenario adds s into acc; both are valid scenarios with the same name.
@@ -118,18 +194,27 @@ func mergeScenario(acc, s *Scenario) error {
 	} else if s.Type != "" && s.Type != acc.Type {
 		return fmt.Errorf("type %q differs from %q", s.Type, acc.Type)
 	}
-	if acc.Latency.Unit != s.Latency.Unit || acc.Latency.SignificantFigures != s.Latency.SignificantFigures {
-		return fmt.Errorf("latency histograms have different parameters (%s/%d and %s/%d)",
-			acc.Latency.Unit, acc.Latency.SignificantFigures, s.Latency.Unit, s.Latency.SignificantFigures)
+	if acc.Latency.Unit != s.Latency.Unit {
+		return fmt.Errorf("latency histograms have different units (%s and %s)", acc.Latency.Unit, s.Latency.Unit)
 	}
-	if acc.Starts.BucketMs != s.Starts.BucketMs {
-		return fmt.Errorf("starts timelines have different bucketMs (%d and %d)", acc.Starts.BucketMs, s.Starts.BucketMs)
+	latency := s.Latency
+	if sf := min(acc.Latency.SignificantFigures, latency.SignificantFigures); sf != latency.SignificantFigures ||
+		sf != acc.Latency.SignificantFigures { // the finer one is reduced, exactly
+		acc.Latency, latency = reducePrecision(acc.Latency, sf), reducePrecision(latency, sf)
 	}
-	if len(acc.Starts.Counts) > 0 && len(s.Starts.Counts) > 0 {
-		start := min(acc.Starts.StartUnixMs, s.Starts.StartUnixMs)
+	starts := s.Starts
+	if acc.Starts.BucketMs != starts.BucketMs {
+		w, err := commonWidth(acc.Starts.BucketMs, starts.BucketMs)
+		if err != nil {
+			return err
+		}
+		acc.Starts, starts = rebucket(acc.Starts, w), rebucket(starts, w)
+	}
+	if len(acc.Starts.Counts) > 0 && len(starts.Counts) > 0 {
+		start := min(acc.Starts.StartUnixMs, starts.StartUnixMs)
 		end := max(acc.Starts.StartUnixMs+int64(len(acc.Starts.Counts))*acc.Starts.BucketMs,
-			s.Starts.StartUnixMs+int64(len(s.Starts.Counts))*s.Starts.BucketMs)
-		if err := checkSpan(int((end-start)/s.Starts.BucketMs), s.Starts.BucketMs); err != nil {
+			starts.StartUnixMs+int64(len(starts.Counts))*starts.BucketMs)
+		if err := checkSpan(int((end-start)/starts.BucketMs), starts.BucketMs); err != nil {
 			return fmt.Errorf("merged starts timeline: %w", err)
 		}
 	}
@@ -153,11 +238,12 @@ func mergeScenario(acc, s *Scenario) error {
 	acc.BytesSent += s.BytesSent
 	acc.BytesReceived += s.BytesReceived
 	acc.Latency.Sum += s.Latency.Sum
-	acc.Latency.Buckets = mergeBuckets(acc.Latency.Buckets, s.Latency.Buckets)
-	acc.Starts = mergeTimelines(acc.Starts, s.Starts)
+	acc.Latency.Buckets = mergeBuckets(acc.Latency.Buckets, latency.Buckets)
+	acc.Starts = mergeTimelines(acc.Starts, starts)
 	acc.ErrorKinds = addMaps(acc.ErrorKinds, s.ErrorKinds)
 	acc.ReturnValues = addMaps(acc.ReturnValues, s.ReturnValues)
-	return nil
+	acc.Latency.SumSquares += s.Latency.SumSquares // Merge re-adds a scenario's in a fixed order
+	return mergeExtras(acc, s)
 }
 
 // mergeBuckets adds two ascending sparse bucket lists.
@@ -173,6 +259,39 @@ func mergeBuckets(a, b [][2]int64) [][2]int64 {
 			out = append(out, [2]int64{a[0][0], a[0][1] + b[0][1]})
 			a, b = a[1:], b[1:]
 		}
+	}
+	return out
+}
+
+// commonWidth is the bucket width two timelines of widths a and b merge at: their least
+// common multiple (the coarser one for the widths of TimelineWidthsMs), so both rebucket
+// exactly. It is an error when that is wider than a day.
+func commonWidth(a, b int64) (int64, error) {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	if a/x <= maxTimelineBucketMs/b {
+		return a / x * b, nil
+	}
+	return 0, fmt.Errorf("starts timelines of bucketMs %d and %d have no common width of at most a day", a, b)
+}
+
+// rebucket returns t with buckets of width w, a multiple of t.BucketMs: each bucket of t lies
+// in exactly one bucket of w (both start at multiples of their width), so counts stay exact.
+// The first and last buckets stay non-zero when they were. t is not modified.
+func rebucket(t Timeline, w int64) Timeline {
+	if w == t.BucketMs {
+		return t
+	}
+	if len(t.Counts) == 0 {
+		return Timeline{BucketMs: w, Counts: []int64{}}
+	}
+	start := floorDiv(t.StartUnixMs, w) * w
+	last := t.StartUnixMs + int64(len(t.Counts)-1)*t.BucketMs
+	out := Timeline{StartUnixMs: start, BucketMs: w, Counts: make([]int64, (last-start)/w+1)}
+	for i, n := range t.Counts {
+		out.Counts[(t.StartUnixMs+int64(i)*t.BucketMs-start)/w] += n
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -216,7 +217,18 @@ func TestMergeErrors(t *testing.T) {
 	if err := b.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "different bucketMs (1000 and 500)") {
+	// Different widths merge at their least common multiple (here 1000 ms), exactly.
+	if m, err := Merge(a, b); err != nil || m.Scenarios[0].Starts.BucketMs != 1000 || m.Scenarios[0].Calls != 20 {
+		t.Errorf("bucketMs 1000 and 500: %v", err)
+	}
+	// Widths without a common multiple of at most a day are an error.
+	b.Scenarios[0].Starts = rebucket(b.Scenarios[0].Starts, 86_400_000)
+	c, _ := randomDoc("c", 3, t0, 10, "get")
+	c.Scenarios[0].Starts = rebucket(rebucket(c.Scenarios[0].Starts, 7000), 7000)
+	if err := errors.Join(b.Validate(), c.Validate()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Merge(b, c); err == nil || !strings.Contains(err.Error(), "bucketMs 86400000 and 7000 have no common width") {
 		t.Errorf("bucketMs mismatch: %v", err)
 	}
 	b, _ = randomDoc("b", 2, t0, 10, "get")

@@ -7,11 +7,22 @@ import (
 	"unicode/utf8"
 )
 
-// timelineBucketMs is the width of the start timeline buckets a Recorder writes.
-const timelineBucketMs = 1000
+// TimelineWidthsMs are the start timeline bucket widths a Recorder uses, finest first. Each
+// divides the next, so a timeline coarsens exactly; the widths up to a minute divide a minute,
+// so the calls-per-minute table stays exact while a scenario's timeline is at most a minute
+// wide per bucket.
+var TimelineWidthsMs = []int64{1000, 2000, 10_000, 20_000, 60_000, 300_000, 900_000, 3_600_000}
+
+// TimelineMaxBuckets is how many buckets a Recorder's timeline holds before it coarsens to
+// the next width of TimelineWidthsMs: 1 s buckets for scenarios up to 48 min, 2 s up to 96 min,
+// 10 s up to 8 h, 20 s up to 16 h, 1 min up to 48 h, 5 min up to 240 h (a week fits), 15 min
+// up to 30 days, then 1 h: a scenario's timeline stays at most 2,880 counts whatever its
+// duration (up to 120 days; the longest runs grow past it in 1 h buckets).
+const TimelineMaxBuckets = 2880
 
 // Recorder accumulates the calls of one scenario in bounded memory (about 190 KiB of
-// histogram counts, plus 8 bytes per wall-clock second of run time). It is not safe for
+// histogram counts, plus at most 8·TimelineMaxBuckets bytes of start timeline: the timeline
+// coarsens as the scenario grows, see TimelineWidthsMs). It is not safe for
 // concurrent use: give each VU or goroutine its own Recorder and combine the snapshots with
 // NewDocument or Merge. Record does not allocate once the values it sees have been seen
 // before (and within the timeline capacity, 10 minutes at first, amortized afterwards).
@@ -25,10 +36,31 @@ type Recorder struct {
 	sumSquares           float64
 	counts               []int64 // dense HDR counts, hdrCountsLen long
 	startMs              int64   // wall-clock ms of starts[0]
-	starts               []int64 // call starts per timelineBucketMs
+	bucketMs             int64   // width of a starts bucket, one of TimelineWidthsMs
+	starts               []int64 // call starts per bucketMs
 	curIdx               int     // index in starts of the bucket [curLo, curHi) ns
 	curLo, curHi         int64
 	values, errKinds     boundedCounter
+	ops                  []*Recorder // per-operation recorders (Op), in creation order
+}
+
+// Op returns the recorder of operation name within this scenario (e.g. YCSB "read"),
+// created on first use: record each call both in it and in r. Beyond MaxOperations
+// operations, further names share one recorder named OtherValue. Not for the hot path's
+// lookups: keep the returned recorder.
+func (r *Recorder) Op(name string) *Recorder {
+	name = truncateValue(name)
+	for _, op := range r.ops {
+		if op.name == name {
+			return op
+		}
+	}
+	if len(r.ops) >= MaxOperations-1 && name != OtherValue {
+		return r.Op(OtherValue)
+	}
+	op := NewRecorder(strings.Clone(name), "")
+	r.ops = append(r.ops, op)
+	return op
 }
 
 // boundedCounter counts strings, keeping at most MaxDistinctValues distinct keys; the rest
@@ -93,6 +125,7 @@ func NewRecorder(name, scenarioType string) *Recorder {
 		name:         name,
 		scenarioType: scenarioType,
 		counts:       make([]int64, hdrCountsLen),
+		bucketMs:     TimelineWidthsMs[0],
 		starts:       make([]int64, 0, 600),
 	}
 }
@@ -131,14 +164,25 @@ func (r *Recorder) Record(start time.Time, d time.Duration, returnValue string, 
 }
 
 // addStart counts a call start at wall-clock Unix ns in the timeline and makes its bucket
-// the current one.
+// the current one. A start that would make the timeline longer than TimelineMaxBuckets
+// coarsens it first.
 func (r *Recorder) addStart(ns int64) {
-	bucketMs := floorDiv(ns, 1e6*timelineBucketMs) * timelineBucketMs
+	ms := floorDiv(ns, 1e6)
+	if len(r.starts) > 0 {
+		lo := min(r.startMs, floorDiv(ms, r.bucketMs)*r.bucketMs)
+		hi := max(r.startMs+int64(len(r.starts))*r.bucketMs, (floorDiv(ms, r.bucketMs)+1)*r.bucketMs)
+		for (hi-lo)/r.bucketMs > TimelineMaxBuckets && r.bucketMs < TimelineWidthsMs[len(TimelineWidthsMs)-1] {
+			r.coarsen()
+			lo = min(r.startMs, floorDiv(ms, r.bucketMs)*r.bucketMs)
+			hi = max(r.startMs+int64(len(r.starts))*r.bucketMs, (floorDiv(ms, r.bucketMs)+1)*r.bucketMs)
+		}
+	}
+	bucketMs := floorDiv(ms, r.bucketMs) * r.bucketMs
 	if len(r.starts) == 0 {
 		r.startMs = bucketMs
 		r.starts = append(r.starts, 0)
 	}
-	i := (bucketMs - r.startMs) / timelineBucketMs
+	i := (bucketMs - r.startMs) / r.bucketMs
 	switch {
 	case i >= int64(len(r.starts)):
 		for int64(len(r.starts)) <= i {
@@ -152,7 +196,22 @@ func (r *Recorder) addStart(ns int64) {
 	r.starts[i]++
 	r.curIdx = int(i)
 	r.curLo = bucketMs * 1e6
-	r.curHi = r.curLo + timelineBucketMs*1e6
+	r.curHi = r.curLo + r.bucketMs*1e6
+}
+
+// coarsen moves the timeline to the next width of TimelineWidthsMs, adding counts exactly
+// (each width divides the next). The current bucket is forgotten.
+func (r *Recorder) coarsen() {
+	next := r.bucketMs
+	for _, w := range TimelineWidthsMs {
+		if w > r.bucketMs {
+			next = w
+			break
+		}
+	}
+	t := rebucket(Timeline{StartUnixMs: r.startMs, BucketMs: r.bucketMs, Counts: r.starts}, next)
+	r.startMs, r.bucketMs, r.starts = t.StartUnixMs, t.BucketMs, t.Counts
+	r.curLo, r.curHi = 0, 0
 }
 
 // AddBytes adds payload bytes written to (sent) and read from (recv) the target.
@@ -177,7 +236,7 @@ func (r *Recorder) Scenario() Scenario {
 			SignificantFigures: HistogramSigFigs,
 			Buckets:            [][2]int64{},
 		},
-		Starts: Timeline{BucketMs: timelineBucketMs, Counts: []int64{}},
+		Starts: Timeline{BucketMs: r.bucketMs, Counts: []int64{}},
 	}
 	if r.calls == 0 {
 		return s
@@ -192,6 +251,12 @@ func (r *Recorder) Scenario() Scenario {
 	}
 	s.Starts.StartUnixMs = r.startMs
 	s.Starts.Counts = slices.Clone(r.starts)
+	for _, op := range r.ops {
+		if op.calls > 0 {
+			s.Operations = append(s.Operations, op.Scenario())
+		}
+	}
+	slices.SortFunc(s.Operations, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return s
 }
 

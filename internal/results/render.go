@@ -18,7 +18,8 @@ import (
 // with the same columns, number formats and padding, scenarios sorted by name. Statistics
 // ya does not publish (errors, k999, standard deviation, error kinds) follow in extra tables,
 // so the seed-shaped tables stay comparable. A non-empty title becomes a "## " heading, and
-// partial results are flagged in a line before the tables.
+// partial results are flagged in a line before the tables. tcp.echo scenarios are written
+// first in the echo-server shape instead (seed 002, render_echo.go).
 func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	bw := bufio.NewWriter(w)
 	if title != "" {
@@ -27,7 +28,12 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	if s.Partial {
 		fmt.Fprintf(bw, "**PARTIAL RESULTS**: %s\n\n", partialText(s.PartialReasons))
 	}
-	scs := sortedByName(s.Scenarios)
+	echo, rest := splitEcho(s.Scenarios) // tcp.echo scenarios in their own shape (render_echo.go)
+	writeEchoMarkdown(bw, echo)
+	if len(rest) == 0 && len(echo) > 0 {
+		return bw.Flush()
+	}
+	scs := sortedByName(rest)
 
 	if t := cpmTable(scs); t != nil {
 		bw.WriteString("Calls Per Minute (CPM) Statistics:\n\n")
@@ -78,6 +84,7 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 		bw.WriteString("\nError Kind Distribution Statistics:\n\n")
 		t.write(bw)
 	}
+	writeRedisShapes(bw, s)
 	bw.WriteString("\n")
 	return bw.Flush()
 }
@@ -141,8 +148,12 @@ var csvHeader = []string{
 
 // RenderCSV writes one CSV row per scenario (in summary order) after a header row. Lists
 // are flattened into one cell: return values and error kinds as "value=count" joined by ";",
-// calls per minute as counts joined by ";". Times are RFC 3339 in UTC.
+// calls per minute as counts joined by ";". Times are RFC 3339 in UTC. A run of tcp.echo
+// scenarios only gets the echo shape's columns instead (render_echo.go).
 func RenderCSV(w io.Writer, s Summary) error {
+	if allEcho(s) {
+		return renderEchoCSV(w, s) // the echo shape's columns (render_echo.go)
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err

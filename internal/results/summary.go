@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -36,14 +37,79 @@ type ScenarioSummary struct {
 	// ErrorKinds are the most frequent error kinds, percent of all errors.
 	ErrorKinds []ValueCount `json:"errorKinds,omitempty"`
 	// CallsPerMinute counts call starts per minute from the first start truncated to the
-	// second; the first and last minutes are partial.
+	// second (to the timeline's bucket width when that is wider); the first and last minutes
+	// are partial. Empty when the timeline's buckets are wider than a minute.
 	CallsPerMinute []int64 `json:"callsPerMinute,omitempty"`
+	// CallsPerInterval counts call starts per IntervalSeconds from the start of the timeline's
+	// first bucket, for scenarios whose timeline is coarser than a minute (CallsPerMinute is
+	// then empty).
+	CallsPerInterval []int64 `json:"callsPerInterval,omitempty"`
+	// IntervalSeconds is the width of a CallsPerInterval entry.
+	IntervalSeconds int64 `json:"intervalSeconds,omitempty"`
 	// Start is the wall-clock start of the first call.
 	Start time.Time `json:"start"`
 	// End is the wall-clock end of the last call.
 	End time.Time `json:"end"`
 	// DurationSeconds is End - Start in seconds.
 	DurationSeconds float64 `json:"durationSeconds"`
+	// Echo is the echo-server shape of a tcp.echo scenario (render_echo.go).
+	Echo *EchoStats `json:"echo,omitempty"`
+	// BytesSent and BytesReceived are the payload bytes written to and read from the target.
+	BytesSent     int64 `json:"bytesSent,omitempty"`
+	BytesReceived int64 `json:"bytesReceived,omitempty"`
+	// VUs lists the virtual users of each runner that ran the scenario (see Scenario.VUs).
+	VUs []int64 `json:"vus,omitempty"`
+	// Command is the target command(s) the scenario sends (see Scenario.Command).
+	Command string `json:"command,omitempty"`
+	// BodySize is the configured payload size in bytes.
+	BodySize int64 `json:"bodySize,omitempty"`
+	// Operations are the per-operation statistics (e.g. YCSB read, update, insert), by name.
+	Operations []OperationSummary `json:"operations,omitempty"`
+	// ServerCalls are the target's own counts by command over the scenario (see Scenario.ServerCalls).
+	ServerCalls map[string]int64 `json:"serverCalls,omitempty"`
+	// Reads and Writes group the operations as the YCSB tables do (R-* and W-* columns):
+	// reads are "read" and "scan", writes "update", "insert" and "read-modify-write". Set
+	// only when the scenario has operations.
+	Reads  *OperationSummary `json:"reads,omitempty"`
+	Writes *OperationSummary `json:"writes,omitempty"`
+}
+
+// ReadOperations and WriteOperations name the operations of the YCSB R-* and W-* columns.
+var (
+	ReadOperations  = []string{"read", "scan"}
+	WriteOperations = []string{"update", "insert", "read-modify-write"}
+)
+
+// OperationSummary holds the statistics of one operation (or group of operations) of a
+// scenario, latencies in whole microseconds as the YCSB tables publish them.
+type OperationSummary struct {
+	// Name is the operation (read, update, insert) or group (reads, writes).
+	Name string `json:"name"`
+	// Calls counts all calls of the operation, failed ones included.
+	Calls int64 `json:"calls"`
+	// Errors counts failed calls.
+	Errors int64 `json:"errors"`
+	// CPS is calls per second after trimming, as the scenario's CPS.
+	CPS float64 `json:"cps"`
+	// LatencyUs holds the latency statistics in microseconds.
+	LatencyUs LatencyUs `json:"latencyUs"`
+}
+
+// LatencyUs holds latency statistics in whole microseconds (mean and min/max exact,
+// percentiles within the histogram precision).
+type LatencyUs struct {
+	// Mean is the arithmetic mean, rounded.
+	Mean int64 `json:"mean"`
+	// P50 is the median.
+	P50 int64 `json:"p50"`
+	// P99 is the 99th percentile.
+	P99 int64 `json:"p99"`
+	// P999 is the 99.9th percentile.
+	P999 int64 `json:"p999"`
+	// Min is the smallest latency.
+	Min int64 `json:"min"`
+	// Max is the largest latency.
+	Max int64 `json:"max"`
 }
 
 // Latency holds latency statistics in milliseconds rounded to 2 decimals. Mean, Min and Max
@@ -124,6 +190,24 @@ func summarizeScenario(s *Scenario, opts Options) ScenarioSummary {
 		ReturnValues:   topValues(s.ReturnValues, s.Calls-s.Errors, opts.TopValues),
 		ErrorKinds:     topValues(s.ErrorKinds, s.Errors, opts.TopValues),
 		CallsPerMinute: callsPerMinute(s),
+		Echo:           echoStats(s),
+		BytesSent:      s.BytesSent,
+		BytesReceived:  s.BytesReceived,
+		VUs:            slices.Clone(s.VUs),
+		Command:        s.Command,
+		BodySize:       s.BodySize,
+		ServerCalls:    maps.Clone(s.ServerCalls),
+	}
+	for i := range s.Operations {
+		out.Operations = append(out.Operations, summarizeOperation(&s.Operations[i], opts))
+	}
+	if len(s.Operations) > 0 {
+		out.Reads = groupOperations(s, "reads", ReadOperations, opts)
+		out.Writes = groupOperations(s, "writes", WriteOperations, opts)
+	}
+	if s.Calls > 0 && !minuteExact(s.Starts.BucketMs) {
+		out.CallsPerInterval = slices.Clone(s.Starts.Counts)
+		out.IntervalSeconds = s.Starts.BucketMs / 1000
 	}
 	if s.Calls > 0 {
 		out.Start, out.End = s.FirstStart, s.LastEnd
@@ -167,7 +251,7 @@ func quantile(h *Histogram, n int64, q float64) float64 {
 	for _, b := range h.Buckets {
 		seen += b[1]
 		if seen >= rank {
-			mid := float64(b[0]) + float64(hdrWidth(b[0])-1)/2
+			mid := float64(b[0]) + float64(hdrWidthSF(b[0], h.SignificantFigures)-1)/2
 			return min(max(mid, float64(h.Min)), float64(h.Max))
 		}
 	}
@@ -198,13 +282,23 @@ func topValues(m map[string]int64, total int64, n int) []ValueCount {
 	return out
 }
 
+// minuteExact tells whether a timeline of buckets of bucketMs gives exact counts per minute:
+// its width divides a minute (every width of TimelineWidthsMs up to 60 s does).
+func minuteExact(bucketMs int64) bool {
+	return bucketMs > 0 && 60_000%bucketMs == 0
+}
+
 // callsPerMinute counts starts per minute i, [t0+i·60s, t0+(i+1)·60s), where t0 is the first
-// start truncated to the second. With timeline buckets of 1 s this is exact.
+// start truncated to the second, or to the bucket width when buckets are wider (the least
+// common multiple of both, which divides a minute): every minute is then a whole number of
+// buckets, so the counts are exact. Nil when buckets are wider than a minute (or do not divide
+// it).
 func callsPerMinute(s *Scenario) []int64 {
-	if s.Calls == 0 {
+	if s.Calls == 0 || !minuteExact(s.Starts.BucketMs) {
 		return nil
 	}
-	t0 := floorDiv(s.FirstStart.UnixMilli(), 1000) * 1000
+	unit, _ := commonWidth(1000, s.Starts.BucketMs) // divides 60 000: both do
+	t0 := floorDiv(s.FirstStart.UnixMilli(), unit) * unit
 	var out []int64
 	for i, n := range s.Starts.Counts {
 		if n == 0 {
@@ -224,7 +318,8 @@ func callsPerMinute(s *Scenario) []int64 {
 
 // cps returns calls per second after trimming.
 //
-// The document keeps call starts per 1 s bucket, not each start time, so the trimming is
+// The document keeps call starts per timeline bucket (1 s for scenarios up to 68 min, coarser
+// for longer ones), not each start time, so the trimming is
 // approximated: within a bucket, starts are taken as spread evenly (the first bucket from
 // FirstStart, the last bucket up to LastEnd when that is earlier than its end). With fraction
 // trimming the instants t10 and t90 where the cumulative start count reaches 10 % and 90 % of
@@ -315,4 +410,43 @@ func round2(x float64) float64 {
 		return 0
 	}
 	return math.Round(x*100) / 100
+}
+
+// summarizeOperation computes the statistics of one operation (a scenario without extras).
+func summarizeOperation(s *Scenario, opts Options) OperationSummary {
+	out := OperationSummary{Name: s.Name, Calls: s.Calls, Errors: s.Errors, CPS: round2(cps(s, opts))}
+	if s.Calls == 0 {
+		return out
+	}
+	h := &s.Latency
+	out.LatencyUs = LatencyUs{
+		Mean: int64(math.Round(float64(h.Sum) / float64(s.Calls))),
+		P50:  int64(math.Round(quantile(h, s.Calls, 0.5))),
+		P99:  int64(math.Round(quantile(h, s.Calls, 0.99))),
+		P999: int64(math.Round(quantile(h, s.Calls, 0.999))),
+		Min:  h.Min,
+		Max:  h.Max,
+	}
+	return out
+}
+
+// groupOperations summarizes the operations of s named in names as one (their histograms
+// and timelines merged exactly).
+func groupOperations(s *Scenario, group string, names []string, opts Options) *OperationSummary {
+	acc := Scenario{Name: group, Latency: Histogram{Unit: HistogramUnit, SignificantFigures: HistogramSigFigs, Buckets: [][2]int64{}},
+		Starts: Timeline{BucketMs: TimelineWidthsMs[0], Counts: []int64{}}}
+	for i := range s.Operations {
+		op := s.Operations[i]
+		if !slices.Contains(names, op.Name) {
+			continue
+		}
+		if acc.Calls == 0 && op.Starts.BucketMs != 0 {
+			acc.Starts.BucketMs = op.Starts.BucketMs
+		}
+		if err := mergeScenario(&acc, &op); err != nil {
+			return nil // operations with different timeline widths: no group figure
+		}
+	}
+	o := summarizeOperation(&acc, opts)
+	return &o
 }

@@ -39,6 +39,8 @@ func TestPodHardening(t *testing.T) {
 	specs := map[string]*v1alpha1.TargetSpec{
 		"single": redis(v1alpha1.RedisSingle), "ha": redis(v1alpha1.RedisHA), "proxy": redis(v1alpha1.RedisProxy),
 		"hetu": {HeTu: &v1alpha1.HeTuTarget{Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisSingle}}}},
+		"custom": {Custom: &v1alpha1.CustomTarget{Image: "echo:t", Ports: []v1alpha1.CustomPort{{Name: "echo", Port: 7007}},
+			ReadinessProbe: &v1alpha1.CustomProbe{TCPSocket: &v1alpha1.ProbePort{}}}},
 	}
 	for name, spec := range specs {
 		tg, err := New(spec, opts(false))

@@ -1,5 +1,5 @@
 // Package target builds the system under test of a BenchmarkRun: one file per kind (hetu,
-// redis builtin, redis-operator, proxy, external) behind the Target interface. It only builds
+// redis builtin, redis-operator, proxy, external, custom) behind the Target interface. It only builds
 // objects and reads their state; the controller creates them with owner references.
 package target
 
@@ -106,8 +106,10 @@ func New(spec *v1alpha1.TargetSpec, o Options) (Target, error) {
 		return newRedis(spec.Redis, o, "redis")
 	case spec.External != nil:
 		return &external{spec: spec.External}, nil
+	case spec.Custom != nil:
+		return newCustom(spec.Custom, o)
 	}
-	return nil, fmt.Errorf("target: set one of hetu, redis or external")
+	return nil, fmt.Errorf("target: set one of hetu, redis, external or custom")
 }
 
 // withLabels returns o.Labels plus component.

@@ -46,6 +46,11 @@ func (m *Module) Exports() modules.Exports {
 		"redis":        m.redis,
 		"keys":         m.keys,
 		"scenarioType": m.scenarioType,
+		"echo":         m.echo,
+		"http":         m.httpJS,
+		"scenarioInfo": m.jsScenarioInfo,
+		"serverCounts": m.jsServerCounts,
+		"take":         m.jsTake,
 	}}
 }
 

@@ -28,6 +28,8 @@ type Output struct {
 	path   string
 	runner string
 	logger logrus.FieldLogger
+	env    func(string) string
+	live   *live // nil unless BENCHRUN_REMOTE_WRITE_URL is set
 }
 
 // NewOutput is the constructor registered for `--out benchrun[=FILE]`.
@@ -42,14 +44,26 @@ func NewOutput(p output.Params) (output.Output, error) {
 	if path == "" {
 		return nil, fmt.Errorf("benchrun output: give a file (--out benchrun=FILE) or set %s", ResultFileEnv)
 	}
-	return &Output{path: path, runner: runnerName(p.Environment), logger: p.Logger}, nil
+	env := func(k string) string {
+		if v, ok := p.Environment[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	return &Output{path: path, runner: runnerName(p.Environment), logger: p.Logger, env: env}, nil
 }
 
 // Description is shown by k6 run.
 func (o *Output) Description() string { return "benchrun (" + o.path + ")" }
 
-// Start does nothing: recording happens in the modules.
-func (o *Output) Start() error { return nil }
+// Start starts the live metrics (remote write) when configured: recording happens in the
+// modules.
+func (o *Output) Start() error {
+	if o.env != nil {
+		o.live = startLive(o.env, o.runner, o.logger)
+	}
+	return nil
+}
 
 // AddMetricSamples ignores k6's samples.
 func (o *Output) AddMetricSamples([]metrics.SampleContainer) {}
@@ -61,6 +75,7 @@ func (o *Output) Stop() error { return o.StopWithTestError(nil) }
 // marks it partial.
 func (o *Output) StopWithTestError(testErr error) error {
 	doc, err := recorders.document(o.runner)
+	o.live.finish(doc) // the final push carries the exact totals
 	if err != nil {
 		return fmt.Errorf("benchrun output: %w", err)
 	}
@@ -107,7 +122,13 @@ func writeDocument(path string, doc *results.Document) error {
 		return err
 	}
 	defer func() { _ = os.Remove(f.Name()) }() // no-op after the rename
-	if err := results.Encode(f, doc); err != nil {
+	// Fitted to what a runner may store, exactly (coarser histograms and timelines, never
+	// fewer calls): see results.Fit and SCHEMA.md's size budget.
+	raw, _, err := results.Fit(doc, results.StoredBudget)
+	if err == nil {
+		_, err = f.Write(raw)
+	}
+	if err != nil {
 		_ = f.Close()
 		return err
 	}

@@ -18,11 +18,17 @@ import (
 // redis-benchmark does with -r.
 const randPlaceholder = "__rand_int__"
 
+// dataPlaceholder is replaced in loop() arguments by dataSize random printable bytes, new
+// for every call, as redis-benchmark's __data__ (which it fills with a fixed pattern).
+const dataPlaceholder = "__data__"
+
 // redisClient is the JS Redis client of one VU: one lazily dialled connection.
 type redisClient struct {
 	m        *Module
 	opts     RedisOptions
 	keyspace int64
+	dataSize int64 // bytes of each __data__ value (default 3, as redis-benchmark's -d)
+	pool     []byte
 	prefix   string
 	conn     *Conn
 	// caches so that recording a reply does not allocate in steady state
@@ -45,6 +51,7 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 		rc.opts.Username = str(obj["username"])
 		rc.opts.DB = int(num(obj["db"]))
 		rc.keyspace = num(obj["keyspace"])
+		rc.dataSize = num(obj["dataSize"])
 		if b, _ := obj["tls"].(bool); b {
 			cfg, err := TLSConfig(str(obj["tlsServerName"]), str(obj["tlsCA"]), obj["tlsInsecure"] == true)
 			if err != nil {
@@ -60,6 +67,9 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 	}
 	if rc.opts.Addr == "" {
 		rc.opts.Addr = "127.0.0.1:6379"
+	}
+	if rc.dataSize <= 0 {
+		rc.dataSize = 3
 	}
 	rc.upsert = upserter{prefix: rc.prefix + "upsert:", keyspace: 30000}
 	if rc.keyspace > 0 {
@@ -83,6 +93,13 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 			common.Throw(rt, errors.New("redis.command: missing command name"))
 		}
 		return rc.jsCall(c, "redis."+strings.ToLower(args[0]), args...)
+	})
+	set("commandStats", func(sobek.FunctionCall) sobek.Value {
+		m, err := rc.commandStats()
+		if err != nil {
+			common.Throw(rt, fmt.Errorf("redis INFO commandstats %s: %w", rc.opts.Addr, err))
+		}
+		return rt.ToValue(m)
 	})
 	set("loop", rc.jsLoop)
 	set("upsert", rc.jsUpsert)
@@ -249,7 +266,13 @@ func (rc *redisClient) loop(n int64, args []string) int64 {
 		sleepCtx(ctx, 100*time.Millisecond)
 		return 1
 	}
-	cmd, holes := renderTemplate(args, rc.keyspace > 0)
+	cmd, holes, dataHoles := renderTemplateData(args, rc.keyspace > 0, int(rc.dataSize))
+	if len(dataHoles) > 0 && rc.pool == nil {
+		rc.pool = make([]byte, 4096+rc.dataSize)
+		for i := range rc.pool {
+			rc.pool[i] = byte(' ' + rc.m.rng.IntN(95))
+		}
+	}
 	var failed int64
 	for i := int64(0); i < n; i++ {
 		if ctx.Err() != nil {
@@ -257,6 +280,10 @@ func (rc *redisClient) loop(n int64, args []string) int64 {
 		}
 		for _, h := range holes {
 			putDigits(cmd[h:h+len(randPlaceholder)], rc.m.rng.Uint64N(uint64(rc.keyspace)))
+		}
+		for _, h := range dataHoles {
+			off := rc.m.rng.IntN(len(rc.pool) - int(rc.dataSize) + 1)
+			copy(cmd[h:h+int(rc.dataSize)], rc.pool[off:])
 		}
 		start := time.Now()
 		_, _ = conn.w.Write(cmd)
@@ -291,12 +318,37 @@ func (rc *redisClient) loop(n int64, args []string) int64 {
 // renderTemplate encodes a command in RESP once and returns the offsets of the random
 // placeholders in it (none when replace is false).
 func renderTemplate(args []string, replace bool) ([]byte, []int) {
-	var holes []int
-	b := appendHeader(nil, '*', len(args))
+	b, holes, _ := renderTemplateData(args, replace, 0)
+	return b, holes
+}
+
+// renderTemplateData is renderTemplate that also expands each __data__ to dataSize bytes
+// (when dataSize > 0) and returns their offsets, to be filled before each call.
+func renderTemplateData(args []string, replace bool, dataSize int) (b []byte, holes, dataHoles []int) {
+	b = appendHeader(nil, '*', len(args))
 	for _, a := range args {
+		var rel []int // offsets of the data values within the expanded argument
+		if dataSize > 0 && strings.Contains(a, dataPlaceholder) {
+			var e strings.Builder
+			for {
+				i := strings.Index(a, dataPlaceholder)
+				if i < 0 {
+					break
+				}
+				e.WriteString(a[:i])
+				rel = append(rel, e.Len())
+				e.WriteString(strings.Repeat("x", dataSize))
+				a = a[i+len(dataPlaceholder):]
+			}
+			e.WriteString(a)
+			a = e.String()
+		}
 		b = appendHeader(b, '$', len(a))
 		base := len(b)
 		b = append(b, a...)
+		for _, r := range rel {
+			dataHoles = append(dataHoles, base+r)
+		}
 		for off := 0; replace; {
 			i := strings.Index(a[off:], randPlaceholder)
 			if i < 0 {
@@ -307,7 +359,7 @@ func renderTemplate(args []string, replace bool) ([]byte, []int) {
 		}
 		b = append(b, '\r', '\n')
 	}
-	return b, holes
+	return b, holes, dataHoles
 }
 
 // putDigits writes v as zero-padded decimal into dst (12 bytes).

@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"go.k6.io/k6/v2/js/modules"
 	"go.k6.io/k6/v2/lib"
@@ -17,10 +18,29 @@ type registry struct {
 	recs  map[*results.Recorder]struct{} // live recorders
 	done  []results.Scenario             // snapshots of retired recorders
 	types map[string]string              // scenario name -> type, one per scenario
+
+	// Live metrics (remote write): 0 when off. The pusher bumps epoch every interval; a VU
+	// seeing a new epoch publishes a snapshot of its recorder into live (off the hot path:
+	// one atomic load per call).
+	epoch    atomic.Int64
+	live     map[*results.Recorder]liveSnap
+	doneLive map[string]*liveStats // retired recorders' figures by scenario, for live metrics
+}
+
+// liveSnap is a VU's last published figures and the epoch they were published in.
+type liveSnap struct {
+	stats *liveStats
+	epoch int64
+}
+
+// newRegistry returns an empty registry.
+func newRegistry() *registry {
+	return &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{},
+		live: map[*results.Recorder]liveSnap{}, doneLive: map[string]*liveStats{}}
 }
 
 // recorders is the process-wide registry shared by every VU and the output.
-var recorders = &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{}}
+var recorders = newRegistry()
 
 // setType fixes the type of a scenario unless it is already known; it reports the type.
 func (g *registry) setType(name, scenarioType string) string {
@@ -49,14 +69,90 @@ func (g *registry) add(name, scenarioType string) *results.Recorder {
 	return r
 }
 
+// typeOf returns the type of a scenario ("" when unknown).
+func (g *registry) typeOf(name string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.types[name]
+}
+
 // retire replaces a recorder its VU no longer uses by its (small) snapshot, so a VU holds
 // one Recorder (about 190 KiB of histogram) at a time however many scenarios it runs.
 func (g *registry) retire(r *results.Recorder) {
 	s := r.Scenario()
+	live := g.epoch.Load() != 0
+	var ls *liveStats
+	if live {
+		ls = statsOf(&s)
+	}
 	g.mu.Lock()
 	delete(g.recs, r)
+	delete(g.live, r)
 	g.done = append(g.done, s)
+	if live {
+		if d := g.doneLive[s.Name]; d != nil {
+			d.add(ls)
+		} else {
+			g.doneLive[s.Name] = ls
+		}
+	}
 	g.mu.Unlock()
+}
+
+// publish stores a live snapshot of r, taken by its VU, for the remote-write pusher.
+func (g *registry) publish(r *results.Recorder, epoch int64) {
+	s := r.Scenario()
+	ls := statsOf(&s) // a VU keeps ~600 bytes, not its HDR buckets
+	g.mu.Lock()
+	if _, ok := g.recs[r]; ok {
+		g.live[r] = liveSnap{stats: ls, epoch: epoch}
+	}
+	g.mu.Unlock()
+}
+
+// newEpoch asks every VU to publish a fresh snapshot at its next call and returns the
+// previous epoch.
+func (g *registry) newEpoch() int64 { return g.epoch.Add(1) - 1 }
+
+// unpublished counts the live recorders whose VU has not published in epoch e yet.
+func (g *registry) unpublished(e int64) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for r := range g.recs {
+		if g.live[r].epoch < e {
+			n++
+		}
+	}
+	return n
+}
+
+// liveStatsByScenario sums the retired recorders' and the VUs' latest published figures per
+// scenario and counts per scenario the VUs that published since epoch since (made calls since
+// then). Call it shortly after newEpoch: busy VUs have published by then, so the figures are
+// fresh; a VU blocked in a long call contributes its previous snapshot.
+func (g *registry) liveStatsByScenario(since int64) (map[string]*liveStats, map[string]int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]*liveStats, len(g.doneLive))
+	add := func(name string, ls *liveStats) {
+		if sum := out[name]; sum != nil {
+			sum.add(ls)
+		} else {
+			out[name] = ls.clone()
+		}
+	}
+	for name, ls := range g.doneLive {
+		add(name, ls)
+	}
+	vus := map[string]int{}
+	for _, s := range g.live {
+		add(s.stats.name, s.stats)
+		if s.epoch >= since {
+			vus[s.stats.name]++
+		}
+	}
+	return out, vus
 }
 
 // document merges every recorder into one runner document. It must be called once the VUs
@@ -68,6 +164,11 @@ func (g *registry) document(runner string) (*results.Document, error) {
 		scenarios = append(scenarios, r.Scenario())
 	}
 	g.mu.Unlock()
+	return mergeScenarios(runner, scenarios)
+}
+
+// mergeScenarios merges scenario snapshots into one document of runner.
+func mergeScenarios(runner string, scenarios []results.Scenario) (*results.Document, error) {
 	docs := make([]*results.Document, 0, len(scenarios))
 	for _, s := range scenarios {
 		docs = append(docs, &results.Document{
@@ -81,6 +182,10 @@ func (g *registry) document(runner string) (*results.Document, error) {
 		return nil, err
 	}
 	doc.Runners = []string{runner}
+	applyInfo(doc)
+	if err := doc.Validate(); err != nil {
+		return nil, err
+	}
 	return doc, nil
 }
 
@@ -90,6 +195,7 @@ type VURecorders struct {
 	vu     modules.VU
 	lastSS *lib.ScenarioState
 	last   *results.Recorder
+	epoch  int64 // live-metrics epoch of the last published snapshot
 }
 
 // NewVURecorders returns the recorder set of one VU.
@@ -100,7 +206,18 @@ func NewVURecorders(vu modules.VU) *VURecorders {
 // Current returns the recorder of the scenario the VU is running, created with
 // scenarioType on first use, or nil outside a scenario (init, setup, teardown): such calls
 // are not recorded. When the VU moves to another scenario, the previous recorder is retired.
+// With live metrics on, the VU publishes a snapshot of the recorder once per push interval.
 func (v *VURecorders) Current(scenarioType string) *results.Recorder {
+	r := v.current(scenarioType)
+	if e := recorders.epoch.Load(); e != v.epoch && r != nil && e != 0 {
+		v.epoch = e
+		recorders.publish(r, e)
+	}
+	return r
+}
+
+// current is Current without the live publishing.
+func (v *VURecorders) current(scenarioType string) *results.Recorder {
 	if v.vu.State() == nil {
 		return nil
 	}
@@ -119,6 +236,7 @@ func (v *VURecorders) Current(scenarioType string) *results.Recorder {
 		recorders.retire(v.last)
 	}
 	v.lastSS, v.last = ss, recorders.add(ss.Name, scenarioType)
+	countVU(ss.Name)
 	return v.last
 }
 

@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/v2/js/common"
+
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // ycsbWorkload runs YCSB core-workload operations against Redis hashes, the way YCSB's
@@ -16,7 +19,7 @@ type ycsbWorkload struct {
 	keyPrefix            string
 	keys                 *KeyChooser
 	fieldCount, fieldLen int
-	read, update         float64 // cumulative proportions; the rest is insert
+	read, update, rmw    float64 // cumulative proportions; the rest is insert
 	fields               []string
 	pool                 []byte // random printable bytes values are cut from
 }
@@ -26,6 +29,7 @@ type ycsbOptions struct {
 	recordCount             int64
 	fieldCount, fieldLength int
 	read, update, insert    float64
+	rmw                     float64 // read-modify-write
 	distribution, prefix    string
 	runnerIndex, runnerCnt  int // this runner's slot for inserts (see NewRunnerKeyChooser)
 }
@@ -60,6 +64,9 @@ func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 		if v, ok := m["insertProportion"]; ok {
 			o.insert = flt(v)
 		}
+		if v, ok := m["readModifyWriteProportion"]; ok {
+			o.rmw = flt(v)
+		}
 		if v := str(m["requestDistribution"]); v != "" {
 			o.distribution = v
 		}
@@ -67,7 +74,7 @@ func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 			o.prefix = v
 		}
 	}
-	total := o.read + o.update + o.insert
+	total := o.read + o.update + o.insert + o.rmw
 	if total <= 0 {
 		common.Throw(rt, fmt.Errorf("ycsb: proportions must add up to more than 0"))
 	}
@@ -76,7 +83,7 @@ func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 		common.Throw(rt, fmt.Errorf("ycsb: %w", err))
 	}
 	w := &ycsbWorkload{rc: rc, keyPrefix: o.prefix, keys: keys, fieldCount: o.fieldCount, fieldLen: o.fieldLength,
-		read: o.read / total, update: (o.read + o.update) / total}
+		read: o.read / total, update: (o.read + o.update) / total, rmw: (o.read + o.update + o.rmw) / total}
 	for i := range o.fieldCount {
 		w.fields = append(w.fields, "field"+strconv.Itoa(i))
 	}
@@ -150,60 +157,104 @@ func (w *ycsbWorkload) load(start, end int64) (int64, error) {
 	return end - start, nil
 }
 
+// ycsbOps are one run's recorders: the scenario's and each operation's own.
+type ycsbOps struct {
+	all, read, update, insert, rmw *results.Recorder
+}
+
 // run performs n operations, each timed and recorded with its operation name as the
-// return value; returns the number of failures.
+// return value, in the scenario and in its operation's own histogram; returns the number of
+// failures.
 func (w *ycsbWorkload) run(n int64) int64 {
 	rc := w.rc
-	rec := rc.m.recs.Current("ycsb")
+	var recs ycsbOps
+	if recs.all = rc.m.recs.Current("ycsb"); recs.all != nil {
+		// only the operations the mix can choose (each recorder holds ~190 KiB of histogram)
+		op := func(name string, p float64) *results.Recorder {
+			if p > 1e-9 { // not a float remainder of the others
+				return recs.all.Op(name)
+			}
+			return nil
+		}
+		recs.read, recs.update = op("read", w.read), op("update", w.update-w.read)
+		recs.rmw, recs.insert = op("read-modify-write", w.rmw-w.update), op("insert", 1-w.rmw)
+	}
 	ctx := rc.m.vu.Context()
-	conn, err := rc.connect(rec)
+	conn, err := rc.connect(recs.all)
 	if err != nil {
 		sleepCtx(ctx, 100*time.Millisecond)
 		return 1
 	}
-	prefix := w.keyPrefix
 	var failed int64
 	for i := int64(0); i < n && ctx.Err() == nil; i++ {
-		p := rc.m.rng.Float64()
 		start := time.Now()
-		var op string
-		switch {
-		case p < w.read:
-			op = "read"
-			conn.WriteCommand("HGETALL", w.key(prefix, w.keys.Next(rc.m.rng)))
-		case p < w.update:
-			op = "update"
-			f := w.fields[rc.m.rng.IntN(len(w.fields))]
-			conn.WriteCommand("HSET", w.key(prefix, w.keys.Next(rc.m.rng)), f, w.value())
-		default:
-			op = "insert"
-			conn.WriteCommand(w.insertArgs(w.keys.NextInsert())...)
-		}
-		err := conn.Flush()
-		var r Reply
+		op, opRec, err := w.issue(conn, &recs)
 		if err == nil {
-			r, err = conn.SkipReply()
+			err = w.readReply(conn)
 		}
 		d := time.Since(start)
 		kind := ""
 		if err != nil {
 			kind = errKind(err)
-		} else if e := r.Err(); e != nil {
-			kind = errKind(e)
-		}
-		if kind != "" {
 			failed++
 		}
-		if rec != nil {
-			rec.Record(start, d, op, kind)
+		if recs.all != nil {
+			recs.all.Record(start, d, op, kind)
+			if opRec != nil {
+				opRec.Record(start, d, op, kind)
+			}
 		}
-		if err != nil {
+		if err != nil && !isRedisError(err) {
 			rc.drop()
 			break
 		}
 	}
-	rc.recordBytes(rec)
+	rc.recordBytes(recs.all)
 	return failed
+}
+
+// issue buffers the command of one random operation; a read-modify-write first reads the
+// record (waiting for the reply) and buffers the write.
+func (w *ycsbWorkload) issue(conn *Conn, recs *ycsbOps) (string, *results.Recorder, error) {
+	rng := w.rc.m.rng
+	p := rng.Float64()
+	switch {
+	case p < w.read:
+		conn.WriteCommand("HGETALL", w.key(w.keyPrefix, w.keys.Next(rng)))
+		return "read", recs.read, nil
+	case p < w.update:
+		conn.WriteCommand("HSET", w.key(w.keyPrefix, w.keys.Next(rng)), w.fields[rng.IntN(len(w.fields))], w.value())
+		return "update", recs.update, nil
+	case p < w.rmw:
+		key := w.key(w.keyPrefix, w.keys.Next(rng))
+		conn.WriteCommand("HGETALL", key)
+		if err := w.readReply(conn); err != nil {
+			return "read-modify-write", recs.rmw, err
+		}
+		conn.WriteCommand("HSET", key, w.fields[rng.IntN(len(w.fields))], w.value())
+		return "read-modify-write", recs.rmw, nil
+	default:
+		conn.WriteCommand(w.insertArgs(w.keys.NextInsert())...)
+		return "insert", recs.insert, nil
+	}
+}
+
+// readReply flushes the buffered command and reads its reply, an error reply as an error.
+func (w *ycsbWorkload) readReply(conn *Conn) error {
+	if err := conn.Flush(); err != nil {
+		return err
+	}
+	r, err := conn.SkipReply()
+	if err != nil {
+		return err
+	}
+	return r.Err()
+}
+
+// isRedisError reports whether err is an error reply (the connection is still usable).
+func isRedisError(err error) bool {
+	var re RedisError
+	return errors.As(err, &re)
 }
 
 // flt returns v as a float (0 when absent or not a number).

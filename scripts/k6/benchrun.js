@@ -3,19 +3,23 @@
 // (local processes) both start it; nothing here is specific to either.
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
-//                    bodySize, ycsb: {read, update, insert, recordCount, distribution}, params}],
+//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol}, ycsb: {read, update, insert, recordCount, distribution}, params,
+//                    requests (this runner's share of a fixed count), command, dataSize}],
 //                    graceMs}
-//   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers}}
+//   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
+//                    tcp: {addrs, tls...}, http: {addrs, tls...}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
 //   BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT: this runner's slot, read by k6/x/benchrun:
 //                    ycsb inserts of runner i of n take every n-th new key from i
 //   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
 //   BENCHRUN_REDIS_TLS_CA: PEM CA bundle for TLS to Redis (from the target's caSecretRef)
+//   BENCHRUN_TLS_CA: PEM CA bundle for TLS to a tcp endpoint (from the target's caSecretRef)
 //
-// Each plan scenario becomes a constant-vus k6 scenario of the same name; calls are issued
+// Each plan scenario becomes a constant-vus k6 scenario of the same name (shared-iterations
+// with a budget shared by the VUs when it has requests); calls are issued
 // and recorded by the Go hot paths of k6/x/benchrun and k6/x/hetu. Scenario params:
-//   batch   calls per k6 iteration (default 100 for redis.get/set/ping and ycsb, 20 for
-//           redis.upsert, 10 for hetu.*)
+//   batch   calls per k6 iteration (default 100 for redis.get/set/ping, ycsb and tcp.echo, 20 for
+//           http and redis.upsert, 10 for hetu.*)
 //   seed    "true" on a hetu.* scenario: create rows 1..keySpace (app's seed RPC) in setup();
 //           slow: about 3 minutes for 30000 rows on 2 cores, so off by default (the seeds'
 //           just_get answers misses the same way)
@@ -29,17 +33,20 @@ import benchrun from 'k6/x/benchrun';
 import hetu from 'k6/x/hetu';
 import exec from 'k6/execution';
 import { Counter } from 'k6/metrics';
+import { sleep } from 'k6';
 
 const PLAN = JSON.parse(__ENV.BENCHRUN_PLAN || 'null');
 const TARGET = JSON.parse(__ENV.BENCHRUN_TARGET || '{}');
 if (!PLAN || !Array.isArray(PLAN.scenarios) || PLAN.scenarios.length === 0) {
   throw new Error('benchrun.js: BENCHRUN_PLAN is not set or has no scenario (it is written by benchrun / the operator)');
 }
+const RUNNER_INDEX = parseInt(__ENV.BENCHRUN_RUNNER_INDEX || '0', 10);
 const CREDS = {
   redisUser: __ENV.BENCHRUN_REDIS_USERNAME || '',
   redisPassword: __ENV.BENCHRUN_REDIS_PASSWORD || '',
   redisTLSCA: __ENV.BENCHRUN_REDIS_TLS_CA || '',
   hetuKey: __ENV.BENCHRUN_HETU_AUTHKEY || '',
+  tlsCA: __ENV.BENCHRUN_TLS_CA || '',
 };
 
 // Exported function (k6 exec) of each scenario type.
@@ -52,8 +59,19 @@ const EXEC = {
   'redis.get': 'redis_get',
   'redis.set': 'redis_set',
   'redis.ping': 'redis_ping',
+  'redis.command': 'redis_command',
   ycsb: 'ycsb',
+  'tcp.echo': 'tcp_echo',
+  http: 'http',
 };
+
+/** The BENCHRUN_TARGET entry a scenario type connects to. */
+function targetOf(type) {
+  if (type.startsWith('hetu.')) return TARGET.hetu;
+  if (type.startsWith('tcp.')) return TARGET.tcp;
+  if (type === 'http') return TARGET.http;
+  return TARGET.redis;
+}
 
 const BY_NAME = {};
 const scenarios = {};
@@ -64,8 +82,8 @@ for (const s of PLAN.scenarios) {
   if (custom ? !s.exec : !EXEC[s.type]) {
     throw new Error(`benchrun.js: scenario "${s.name}": unsupported type "${s.type}"`);
   }
-  if (!custom && (s.type.startsWith('hetu.') ? !(TARGET.hetu && TARGET.hetu.addrs && TARGET.hetu.addrs.length)
-    : !(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length))) {
+  const t = targetOf(s.type);
+  if (!custom && !(t && t.addrs && t.addrs.length)) {
     throw new Error(`benchrun.js: scenario "${s.name}" (${s.type}) has no target address in BENCHRUN_TARGET`);
   }
   BY_NAME[s.name] = s;
@@ -77,10 +95,29 @@ for (const s of PLAN.scenarios) {
     gracefulStop: `${PLAN.graceMs}ms`,
     exec: custom ? s.exec : EXEC[s.type],
   };
+  if (!custom && s.requests !== undefined && s.requests !== null) {
+    // A fixed count: enough iterations for the runner's share in batches (every VU needs
+    // one); each takes its calls from a budget the VUs share (benchrun.take), so the calls
+    // add up to the share exactly. The scenario's duration is its time limit.
+    const iterations = Math.max(Math.ceil(s.requests / batchOf(s)), s.vus);
+    scenarios[s.name] = {
+      executor: 'shared-iterations',
+      vus: s.vus,
+      iterations,
+      maxDuration: `${s.durationMs}ms`,
+      startTime: `${s.startMs}ms`,
+      gracefulStop: `${PLAN.graceMs}ms`,
+      exec: EXEC[s.type],
+    };
+  }
   if (custom && s.params) {
     scenarios[s.name].env = s.params;
   }
+  if (!custom) {
+    benchrun.scenarioInfo(s.name, scenarioInfo(s));
+  }
 }
+addServerCountProbes(scenarios);
 
 export const options = {
   scenarios,
@@ -93,6 +130,46 @@ const calls = new Counter('benchrun_calls');
 /** Picks this VU's address from a list (VUs spread round-robin). */
 function pick(list) {
   return list[(Math.max(__VU, 1) - 1) % list.length];
+}
+
+/** Default calls per k6 iteration of a scenario type. */
+function defaultBatch(s) {
+  if (s.type === 'redis.upsert') return 20;
+  if (s.type.startsWith('hetu.')) return 10;
+  return 100;
+}
+
+/** Calls per k6 iteration of scenario s (param batch, else the type's default). */
+function batchOf(s) {
+  return intParam(s, 'batch', defaultBatch(s));
+}
+
+/**
+ * Calls this iteration makes: the batch, or for a fixed-count scenario what is left of the
+ * runner's share (0 once it is spent).
+ */
+function callsNow(s) {
+  const n = batchOf(s);
+  if (s.requests === undefined || s.requests === null) return n;
+  return benchrun.take(s.name, n, s.requests);
+}
+
+/** What the result document says about scenario s: its command(s) and payload size. */
+function scenarioInfo(s) {
+  const body = s.bodySize > 0 ? s.bodySize : 0;
+  switch (s.type) {
+    case 'redis.get':
+    case 'redis.set':
+      return { command: s.type.slice(6), bodySize: body || 3 };
+    case 'redis.ping':
+      return { command: 'ping', bodySize: 0 };
+    case 'redis.command':
+      return { type: 'redis.command', command: (s.command[0] || '').toLowerCase(), bodySize: s.dataSize || 3 };
+    case 'ycsb':
+      return { command: 'hgetall,hset', bodySize: 10 * (body || 100) };
+    default:
+      return {};
+  }
 }
 
 /** Returns param name of scenario s as an integer, or def. */
@@ -127,6 +204,7 @@ function newRedis(addr, s) {
     tlsInsecure: !!(TARGET.redis && TARGET.redis.tlsInsecure),
     tlsCA: CREDS.redisTLSCA,
     keyspace: s ? s.keySpace : 0,
+    dataSize: s && s.dataSize ? s.dataSize : 0,
     prefix: 'benchrun:',
   });
 }
@@ -196,29 +274,37 @@ function prefillUpsert(s) {
 
 export function redis_get() {
   const s = current();
-  const n = intParam(s, 'batch', 100);
-  client(s, true).loop(n, 'GET', `${keyPrefix(s)}__rand_int__`);
+  const n = callsNow(s);
+  if (n > 0) client(s, true).loop(n, 'GET', `${keyPrefix(s)}__rand_int__`);
   calls.add(n);
 }
 
 export function redis_set() {
   const s = current();
-  const n = intParam(s, 'batch', 100);
-  client(s, false).loop(n, 'SET', `${keyPrefix(s)}__rand_int__`, body(s));
+  const n = callsNow(s);
+  if (n > 0) client(s, false).loop(n, 'SET', `${keyPrefix(s)}__rand_int__`, body(s));
   calls.add(n);
 }
 
 export function redis_ping() {
   const s = current();
-  const n = intParam(s, 'batch', 100);
-  client(s, false).loop(n, 'PING');
+  const n = callsNow(s);
+  if (n > 0) client(s, false).loop(n, 'PING');
+  calls.add(n);
+}
+
+// redis.command: the run's template; __rand_int__ and __data__ are filled in Go per call.
+export function redis_command() {
+  const s = current();
+  const n = callsNow(s);
+  if (n > 0) client(s, false).loop(n, ...s.command);
   calls.add(n);
 }
 
 export function redis_upsert() {
   const s = current();
-  const n = intParam(s, 'batch', 20);
-  client(s, false).upsertN(n);
+  const n = callsNow(s);
+  if (n > 0) client(s, false).upsertN(n);
   calls.add(n);
 }
 
@@ -231,6 +317,7 @@ function ycsbOptions(s) {
     readProportion: y.read || 0,
     updateProportion: y.update || 0,
     insertProportion: y.insert || 0,
+    readModifyWriteProportion: y.readModifyWrite || 0,
     requestDistribution: y.distribution || 'zipfian',
     fieldLength: s.bodySize > 0 ? s.bodySize : 100,
     prefix: `benchrun:${s.name}:`,
@@ -246,8 +333,68 @@ export function ycsb() {
     vuWorkload = client(s, false).ycsb(ycsbOptions(s));
     vuWorkloadScenario = s.name;
   }
+  const n = callsNow(s);
+  if (n > 0) vuWorkload.run(n);
+  calls.add(n);
+}
+
+// ---- TCP echo ---------------------------------------------------------------------------
+
+// One echo connection per VU for the scenario it is running (message size and pipeline are
+// per scenario); the previous scenario's is closed when the VU moves on.
+let vuEcho = null;
+let vuEchoScenario = '';
+
+export function tcp_echo() {
+  const s = current();
+  if (vuEchoScenario !== s.name) {
+    if (vuEcho !== null) vuEcho.close();
+    const t = TARGET.tcp;
+    vuEcho = benchrun.echo({
+      addr: pick(t.addrs),
+      size: s.bodySize > 0 ? s.bodySize : 1000, // the seeds' 0.98 KiB messages
+      pipeline: s.pipeline > 0 ? s.pipeline : 1,
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+    vuEchoScenario = s.name;
+  }
   const n = intParam(s, 'batch', 100);
-  vuWorkload.run(n);
+  vuEcho.loop(n);
+  calls.add(n);
+}
+
+// ---- HTTP -------------------------------------------------------------------------------
+
+// One HTTP client per VU for the scenario it is running (request per scenario).
+let vuHTTP = null;
+let vuHTTPScenario = '';
+
+export function http() {
+  const s = current();
+  if (vuHTTPScenario !== s.name) {
+    if (vuHTTP !== null) vuHTTP.close();
+    const t = TARGET.http;
+    const r = s.http || {};
+    vuHTTP = benchrun.http({
+      addr: pick(t.addrs),
+      method: r.method || 'GET',
+      path: r.path || '/',
+      headers: r.headers || {},
+      bodySize: s.bodySize > 0 ? s.bodySize : 0,
+      keepAlive: r.keepAlive !== false,
+      h2c: r.protocol === 'h2c',
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+    vuHTTPScenario = s.name;
+  }
+  const n = intParam(s, 'batch', 20);
+  vuHTTP.loop(n);
   calls.add(n);
 }
 
@@ -279,7 +426,10 @@ function rnd3() {
 
 function hetuLoop(rpc, argsFn) {
   const s = current();
-  const n = intParam(s, 'batch', 10);
+  const n = callsNow(s);
+  if (n === 0) {
+    return;
+  }
   if (argsFn) {
     h().callN(rpc, n, () => argsFn(s));
   } else {
@@ -304,20 +454,140 @@ export function hetu_get2_update2() {
   hetuLoop('exchange_data', (s) => [rnd3(), benchrun.randint(1, s.keySpace)]);
 }
 
+// ---- server-side counts -----------------------------------------------------------------
+// Runner 0 reads the target's INFO commandstats before and after every Redis scenario (in
+// setup(), then in a one-iteration probe scenario half a grace after each scenario's planned
+// end, so runners whose clocks are less than that apart are all counted); the result document gets the difference as serverCalls, shown beside
+// benchrun's own count (the packetd table's PROTO/METRICS and PROTO/PERCENT). Off with the
+// scenario param serverCounts: "false". A target that refuses INFO (some proxies) gives none.
+
+
+/** Whether server-side counts are taken around scenario s (by runner 0). */
+function countable(s) {
+  return !!s && !!(TARGET.redis && TARGET.redis.addrs && TARGET.redis.addrs.length)
+    && (s.type.startsWith('redis.') || s.type === 'ycsb') && param(s, 'serverCounts') !== 'false';
+}
+
+/** Whether this runner takes server-side counts around scenario s: runner 0 does. */
+function counted(s) {
+  return RUNNER_INDEX === 0 && countable(s);
+}
+
+/** The addresses scenario s sends its calls to. */
+function serverAddrs(s) {
+  const r = TARGET.redis;
+  return s.type === 'redis.get' && r.readAddrs && r.readAddrs.length ? r.readAddrs : r.addrs;
+}
+
+/** Notes the target's command counts at the start ("before") or end ("after") of scenario s. */
+function markCounts(s, when) {
+  if (!counted(s)) return;
+  const total = {};
+  try {
+    for (const addr of serverAddrs(s)) {
+      const c = newRedis(addr, null);
+      try {
+        const m = c.commandStats();
+        for (const k of Object.keys(m)) total[k] = (total[k] || 0) + m[k];
+      } finally {
+        c.close();
+      }
+    }
+  } catch (e) {
+    console.warn(`benchrun: no server-side counts for scenario ${s.name}: ${e}`);
+    return;
+  }
+  benchrun.serverCounts(s.name, when, total);
+}
+
+/**
+ * Adds runner 0's probe scenario half a grace after each Redis scenario's planned end (for a
+ * fixed-count scenario too: other runners may still be making their share). Its name has
+ * upper-case letters, which a BenchmarkRun's scenario names cannot.
+ */
+function addServerCountProbes(out) {
+  const n = PLAN.scenarios.length;
+  for (let i = 1; i <= n; i++) {
+    const prev = PLAN.scenarios[i - 1];
+    if (!(counted(prev) || counted(PLAN.scenarios[i]))) continue;
+    out[`BenchrunCounts_${i}`] = {
+      executor: 'per-vu-iterations',
+      vus: 1,
+      iterations: 1,
+      maxDuration: `${PLAN.graceMs}ms`,
+      startTime: `${prev.startMs + prev.durationMs + Math.floor(PLAN.graceMs / 2)}ms`,
+      exec: 'benchrun_counts',
+      env: { BENCHRUN_COUNTS_AT: String(i) },
+    };
+  }
+}
+
+/** The probe after scenario i-1 (and before scenario i, if any). */
+export function benchrun_counts() {
+  const i = parseInt(__ENV.BENCHRUN_COUNTS_AT, 10);
+  markCounts(PLAN.scenarios[i - 1], 'after');
+  markCounts(PLAN.scenarios[i], 'before');
+}
+
+export function teardown() {
+  if (SOLE_LOADER && RUNNER_INDEX === 0) {
+    // every runner saw the marker before its first scenario
+    const c = newRedis(TARGET.redis.addrs[0], null);
+    c.command('DEL', LOADED_KEY);
+    c.close();
+  }
+}
+
 // ---- setup ------------------------------------------------------------------------------
+
+// With server-side counts and several runners, runner 0 alone writes the Redis data the
+// scenarios need (YCSB records, redis.get/upsert prefill) and then sets LOADED_KEY; the other
+// runners wait for it, so no runner's loading lands inside a scenario's commandstats window.
+const RUNNER_COUNT = parseInt(__ENV.BENCHRUN_RUNNER_COUNT || '1', 10);
+const LOADED_KEY = `benchrun:loaded:${(__ENV.BENCHRUN_RUNNER || 'run').replace(/-[0-9]+$/, '')}`;
+const SOLE_LOADER = RUNNER_COUNT > 1 && PLAN.scenarios.some(countable);
+
+function redisLoads(s) {
+  if (s.type === 'redis.get' && param(s, 'prefill') !== 'false') {
+    prefillGet(s);
+  } else if (s.type === 'redis.upsert' && param(s, 'prefill') !== 'false') {
+    prefillUpsert(s);
+  } else if (s.type === 'ycsb') {
+    const c = newRedis(TARGET.redis.addrs[0], s);
+    const o = ycsbOptions(s);
+    c.ycsb(o).load(0, o.recordCount);
+    c.close();
+  }
+}
+
+/** Runners other than 0 wait (up to 280 s, within setupTimeout) for runner 0's LOADED_KEY. */
+function waitForLoader() {
+  const c = newRedis(TARGET.redis.addrs[0], null);
+  try {
+    for (let i = 0; c.command('EXISTS', LOADED_KEY) !== 1; i++) {
+      if (i === 14000) {
+        console.warn('benchrun: runner 0 has not loaded the scenarios\' data after 280 s; starting anyway');
+        break;
+      }
+      sleep(0.02);
+    }
+  } finally {
+    c.close();
+  }
+}
 
 export function setup() {
   let seeded = 0;
+  if (SOLE_LOADER && RUNNER_INDEX !== 0) {
+    waitForLoader();
+  } else if (SOLE_LOADER) {
+    const c = newRedis(TARGET.redis.addrs[0], null);
+    c.command('DEL', LOADED_KEY); // a previous run's marker
+    c.close();
+  }
   for (const s of PLAN.scenarios) {
-    if (s.type === 'redis.get' && param(s, 'prefill') !== 'false') {
-      prefillGet(s);
-    } else if (s.type === 'redis.upsert' && param(s, 'prefill') !== 'false') {
-      prefillUpsert(s);
-    } else if (s.type === 'ycsb') {
-      const c = newRedis(TARGET.redis.addrs[0], s);
-      const o = ycsbOptions(s);
-      c.ycsb(o).load(0, o.recordCount);
-      c.close();
+    if (s.type === 'redis.get' || s.type === 'redis.upsert' || s.type === 'ycsb') {
+      if (!SOLE_LOADER || RUNNER_INDEX === 0) redisLoads(s);
     } else if (s.type.startsWith('hetu.') && param(s, 'seed') === 'true' && s.keySpace > seeded) {
       const c = hetu.connect(TARGET.hetu.addrs[0], hetuOptions());
       for (let first = seeded + 1; first <= s.keySpace; first += 1000) {
@@ -326,5 +596,13 @@ export function setup() {
       c.close();
       seeded = s.keySpace;
     }
+  }
+  markCounts(PLAN.scenarios[0], 'before');
+  if (SOLE_LOADER && RUNNER_INDEX === 0) {
+    // after the counts: the others start as soon as they see it (PSETEX: a command no
+    // scenario of ours sends, though a redis.command one could)
+    const c = newRedis(TARGET.redis.addrs[0], null);
+    c.command('PSETEX', LOADED_KEY, '3600000', '1');
+    c.close();
   }
 }

@@ -147,6 +147,8 @@ var valueSets = map[string][]string{
 		"--set", "networkPolicy.extraEgress[0].ports[0].port=6380"},
 	"namespaced-release": {"--set", "rbac.namespaced=true", "--set", "kubeletMetrics.enabled=false"},
 	"dashboards":         {"--set", "dashboards.enabled=true", "--set", "dashboards.folder=Benchmarks"},
+	"live-metrics": {"--set", "liveMetrics.remoteWriteURL=http://prometheus.monitoring:9090/api/v1/write",
+		"--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.prometheusRule.enabled=true"},
 }
 
 // ensureNamespace creates ns (restricted Pod Security, warnings on) unless it exists.
@@ -228,6 +230,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"crds.upgradeJob.image=kubectl:1", []string{"/crds/upgradeJob/image", "got string, want object"}},
 		{"networkPolicy.apiServerCIDRs={10.0.0.1}", []string{"/networkPolicy/apiServerCIDRs/0", "does not match pattern"}},
 		{"watchNamespaces={Team_A}", []string{"/watchNamespaces/0", "does not match pattern"}},
+		{"liveMetrics.remoteWriteURL=http://admin:pw@prom/api/v1/write", []string{"/liveMetrics/remoteWriteURL", "does not match pattern"}},
+		{"metrics.prometheusRule.regressionPercent=100", []string{"/metrics/prometheusRule/regressionPercent", "maximum"}},
 	} {
 		_, err := render(t, "x", "--set", c.set)
 		if err == nil {

@@ -74,8 +74,8 @@ func run(m *testing.M) int {
 		// identical digest not imported again) so the test never runs a stale manager or runner;
 		// build.sh imports them into the running cluster, make helm-install rolls the manager.
 		t := time.Now()
-		if out, err := sh(repoRoot, "hack/images/build.sh", "manager", "runner"); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: hack/images/build.sh manager runner: %v\n%s\n", err, out)
+		if out, err := sh(repoRoot, "hack/images/build.sh", "manager", "runner", "echo"); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: hack/images/build.sh manager runner echo: %v\n%s\n", err, out)
 			teardown()
 			return 1
 		}
@@ -101,7 +101,7 @@ func setupLocalCluster() error {
 	t := time.Now()
 	// Images first: cluster.sh up imports whatever tarballs exist.
 	var missing []string
-	for _, img := range []string{"pause", "coredns", "kubectl", "manager", "runner", "redis", "valkey", "proxy", "hetu", "redis-operator"} {
+	for _, img := range []string{"pause", "coredns", "kubectl", "manager", "runner", "redis", "valkey", "proxy", "hetu", "redis-operator", "echo"} {
 		if !fileExists(filepath.Join(cacheDir, "images", img+".tar")) {
 			missing = append(missing, img)
 		}

@@ -74,3 +74,13 @@ else the release namespace when rbac.namespaced, else none (all namespaces). */}
 {{- .Release.Namespace -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+"true" when a ServiceMonitor is rendered: metrics and metrics.serviceMonitor enabled and the
+cluster serves the Prometheus Operator's monitoring.coreos.com/v1 ServiceMonitor.
+*/}}
+{{- define "benchrun.serviceMonitor" -}}
+{{- if and .Values.metrics.enabled .Values.metrics.serviceMonitor.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor") -}}
+true
+{{- end -}}
+{{- end }}

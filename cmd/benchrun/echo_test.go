@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchrun/benchrun/internal/echo"
+)
+
+const customEchoRun = `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-echo
+spec:
+  target:
+    custom:
+      image: benchrun.local/echo:dev
+      command: [%q]
+      args: [-listen, "127.0.0.1:$(BENCHRUN_PORT_ECHO)", -http, "127.0.0.1:$(BENCHRUN_PORT_HTTP)", -stats-file, %q]
+      ports: [{name: echo, port: 7007}, {name: http, port: 8080}]
+      readinessProbe: {tcpSocket: {port: echo}}
+  load:
+    workers: 2
+    tasksPerWorker: 2
+    duration: 3s
+    scenarios:
+    - name: echo_1000
+      type: tcp.echo
+      bodySize: 1000
+    - name: echo_pipelined
+      type: tcp.echo
+      bodySize: 64
+      pipeline: 8
+    - name: get
+      type: http
+      http: {path: /hello}
+`
+
+// TestRunCustomEcho runs our echo server as a custom target with `benchrun run` (two k6
+// runners, two tcp.echo scenarios and an http one on the port named http) end to end: the
+// report has the echo-server shape and ya's tables for the http scenario, and the merged
+// counts equal the server's own (bytes echoed, HTTP requests).
+func TestRunCustomEcho(t *testing.T) {
+	needBinaries(t)
+	echoBin := filepath.Join(t.TempDir(), "echo-server")
+	if out, err := goBuild(echoBin, "./cmd/echo-server"); err != nil {
+		t.Fatalf("building echo-server: %v\n%s", err, out)
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	file := writeFile(t, "run.yaml", fmt.Sprintf(customEchoRun, echoBin, stats))
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--output", "markdown", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, c.stdout.String())
+	}
+	stdout := c.stdout.String()
+	for _, want := range []string{"TCP Echo Statistics:", "| Requests/sec | Latency min (ms) |", "### echo_1000",
+		"0.98KiB messages in ", "0.06KiB messages in ", "Transfer/sec: ", "Average CPS", "| get "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	doc := completeDoc(t, out, 3)
+	var st echo.Stats
+	b, err := os.ReadFile(stats)
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("echo server stats: %s %v", b, err)
+	}
+	var want int64
+	for _, s := range doc.Scenarios {
+		if s.Name == "get" {
+			if st.HTTPRequests != s.Calls || s.ReturnValues["200"] != s.Calls {
+				t.Errorf("http: the server answered %d requests, benchrun recorded %d (values %v)", st.HTTPRequests, s.Calls, s.ReturnValues)
+			}
+			continue
+		}
+		size := map[string]int64{"echo_1000": 1000, "echo_pipelined": 64}[s.Name]
+		want += s.Calls * size
+		if s.BytesReceived != s.Calls*size {
+			t.Errorf("%s: %d bytes received for %d calls of %d bytes", s.Name, s.BytesReceived, s.Calls, size)
+		}
+	}
+	if st.Bytes != want {
+		t.Errorf("the echo server echoed %d bytes, the merged document accounts for %d", st.Bytes, want)
+	}
+	if st.Connections != 9 { // the readiness probe's, then 4 VUs × 2 scenarios
+		t.Errorf("the echo server saw %d connections, want 9 (1 probe + 4 VUs × 2 scenarios)", st.Connections)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
