@@ -84,6 +84,9 @@ type BenchmarkRunReconciler struct {
 	// PoolNamespace holds the lock ConfigMaps of cluster-wide load pools (queue.go); empty:
 	// a load pool is per namespace.
 	PoolNamespace string
+
+	// servedKinds remembers which optional APIs the cluster serves (discovery.go).
+	servedKinds servedCache
 }
 
 // +kubebuilder:rbac:groups=bench.benchrun.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
@@ -108,6 +111,9 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	var run v1alpha1.BenchmarkRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if run.DeletionTimestamp != nil { // deleted mid-load: keep what was stored (keep.go)
+		return r.deleting(ctx, &run)
 	}
 	s := r.newStep(&run)
 
@@ -157,7 +163,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if finished(run.Status.Phase) {
 		res = requeueSoon
 	}
-	return r.patchStatus(ctx, s, res)
+	if res, err = r.patchStatus(ctx, s, res); err != nil {
+		return res, err
+	}
+	return res, r.syncFinalizer(ctx, &run)
 }
 
 // finished tells whether a phase is terminal.

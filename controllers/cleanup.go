@@ -45,7 +45,11 @@ func (r *BenchmarkRunReconciler) afterFinish(ctx context.Context, s *step) (ctrl
 		}
 		res.RequeueAfter = left
 	}
-	return r.patchStatus(ctx, s, res)
+	res, err := r.patchStatus(ctx, s, res)
+	if err != nil {
+		return res, err
+	}
+	return res, r.syncFinalizer(ctx, run)
 }
 
 // policy is the cleanup policy, OnSuccess by default.

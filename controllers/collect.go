@@ -17,7 +17,6 @@ import (
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
-	"github.com/benchrun/benchrun/internal/runner"
 )
 
 // maxPartialReasons bounds status.partialReasons.
@@ -37,7 +36,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	// One runner document at a time: decoded, merged, dropped (bounded memory whatever the
 	// number of runners).
 	merged, n, err := lifecycle.MergeEach(len(obs.configs), func(i int) lifecycle.Runner {
-		return r.runnerResult(ctx, obs, i)
+		return r.runnerResult(ctx, run, obs, i)
 	}, false)
 	if err != nil {
 		reason := "MergeFailed"
@@ -79,8 +78,8 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 }
 
 // runnerResult is runner i's stored result document, decoded, or why there is none. The
-// document is fetched and decoded here only, one runner at a time.
-func (r *BenchmarkRunReconciler) runnerResult(_ context.Context, obs *observation, i int) lifecycle.Runner {
+// document is fetched (fetchResult: uncached) and decoded here only, one runner at a time.
+func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, run *v1alpha1.BenchmarkRun, obs *observation, i int) lifecycle.Runner {
 	rn := lifecycle.Runner{Name: fmt.Sprintf("runner-%d", i), Failed: obs.failed[i]}
 	cm := obs.configs[i]
 	if cm == nil || !obs.states[i].HasResult {
@@ -90,7 +89,7 @@ func (r *BenchmarkRunReconciler) runnerResult(_ context.Context, obs *observatio
 		}
 		return rn
 	}
-	doc, err := runner.DecodeResult(cm)
+	doc, err := r.fetchResult(ctx, run, run.Generation, i, cm)
 	if err != nil {
 		rn.Missing = fmt.Sprintf("unreadable result: %v", err)
 		return rn

@@ -46,12 +46,21 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 	return nil
 }
 
-// archive moves the current generation's outcome to the front of status.history.
+// archive moves the current generation's outcome to the front of status.history. A
+// generation stopped during its load first has what its runners stored merged (results and
+// report in the record), before its objects go.
 func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	run, st := s.run, &s.run.Status
 	rec := v1alpha1.RunRecord{Generation: st.ObservedGeneration, Phase: st.Phase, StartTime: st.StartTime,
 		CompletionTime: st.CompletionTime, Partial: st.Partial, Verdict: st.Verdict, Results: st.Results, Report: st.Report}
 	if !finished(st.Phase) {
+		collected, err := r.collectStopped(ctx, run, s.now)
+		if err != nil {
+			return err
+		}
+		if collected != nil {
+			rec.Results, rec.Report, rec.Partial, rec.Verdict = collected.Results, collected.Report, true, collected.Verdict
+		}
 		rec.Phase, rec.CompletionTime = v1alpha1.PhaseFailed, &s.now
 		s.event(corev1.EventTypeWarning, "Superseded", "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)
 	}

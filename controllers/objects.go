@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/naming"
+	"github.com/benchrun/benchrun/internal/runner"
 	"github.com/benchrun/benchrun/internal/target"
 )
 
@@ -57,12 +58,16 @@ func (r *BenchmarkRunReconciler) create(ctx context.Context, run *v1alpha1.Bench
 }
 
 // deleteGeneration deletes the objects of one generation of a run, except the report
-// ConfigMaps and, when keepResults, the runner state ConfigMaps (the stored documents).
+// ConfigMaps and, when keepResults, the runner state and result ConfigMaps (the stored
+// documents). ConfigMaps are listed past the cache, metadata only: result ConfigMaps are
+// not cached.
 func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1alpha1.BenchmarkRun, generation int64, keepResults bool) (int, error) {
 	deleted := 0
 	sel := labels.SelectorFromSet(runLabels(run, generation))
+	configMaps := &metav1.PartialObjectMetadataList{}
+	configMaps.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
 	lists := []client.ObjectList{&batchv1.JobList{}, &appsv1.StatefulSetList{}, &appsv1.DeploymentList{},
-		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
+		&corev1.ServiceList{}, configMaps, &corev1.ServiceAccountList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
 	if r.operatorInstalled() {
 		for _, kind := range []string{"RedisList", "RedisReplicationList", "RedisSentinelList"} {
 			u := &unstructured.UnstructuredList{}
@@ -72,15 +77,15 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 	}
 	notReport, _ := labels.NewRequirement(naming.LabelComponent, selection.NotIn, []string{componentReport})
 	for _, list := range lists {
-		s := sel
-		if _, ok := list.(*corev1.ConfigMapList); ok {
-			s = sel.Add(*notReport)
+		s, reader := sel, client.Reader(r.Client)
+		if list == configMaps {
+			s, reader = sel.Add(*notReport), r.uncached()
 			if keepResults {
-				keep, _ := labels.NewRequirement(naming.LabelComponent, selection.NotIn, []string{componentReport, "runner"})
+				keep, _ := labels.NewRequirement(naming.LabelComponent, selection.NotIn, []string{componentReport, "runner", runner.ComponentResult})
 				s = sel.Add(*keep)
 			}
 		}
-		if err := r.List(ctx, list, client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: s}); err != nil {
+		if err := reader.List(ctx, list, client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: s}); err != nil {
 			if meta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
 				continue
 			}
@@ -92,6 +97,9 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 		}
 		for _, item := range items {
 			obj := item.(client.Object)
+			if pm, isMeta := obj.(*metav1.PartialObjectMetadata); isMeta {
+				pm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+			}
 			if !metav1.IsControlledBy(obj, run) {
 				continue
 			}
@@ -109,6 +117,5 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 
 // operatorInstalled tells whether the OT redis-operator's API is served.
 func (r *BenchmarkRunReconciler) operatorInstalled() bool {
-	_, err := r.RESTMapper().RESTMapping(target.OperatorGroupVersion.WithKind("Redis").GroupKind(), target.OperatorGroupVersion.Version)
-	return err == nil
+	return r.served(target.OperatorGroupVersion.WithKind("Redis"))
 }

@@ -57,15 +57,23 @@ func (e *env) storeSynthetic(run *v1alpha1.BenchmarkRun, i int, d time.Duration)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var res corev1.ConfigMap // stored as the agent does: result ConfigMap, then the state
+	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: runner.ResultName(prefix(run, run.Generation), i)}, &res); err != nil {
+		e.t.Fatal(err)
+	}
+	res.BinaryData = map[string][]byte{runner.KeyResult: gz}
+	if err := k8sClient.Update(e.ctx, &res); err != nil {
+		e.t.Fatalf("storing runner %d's document of %d KiB: %v", i, len(gz)>>10, err)
+	}
 	var cm corev1.ConfigMap
 	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: e.stateName(run, i)}, &cm); err != nil {
 		e.t.Fatal(err)
 	}
 	cm.Data[runner.KeyState] = runner.StateDone
 	cm.Data[runner.KeyLoadStartedAt] = e.clock.Now().Format(time.RFC3339Nano)
-	cm.BinaryData = map[string][]byte{runner.KeyResult: gz}
+	cm.Data[runner.KeyResultBytes] = fmt.Sprint(len(gz))
 	if err := k8sClient.Update(e.ctx, &cm); err != nil {
-		e.t.Fatalf("storing runner %d's document of %d KiB: %v", i, len(gz)>>10, err)
+		e.t.Fatal(err)
 	}
 	return calls
 }

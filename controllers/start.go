@@ -36,7 +36,7 @@ func (r *BenchmarkRunReconciler) runnerOptions(run *v1alpha1.BenchmarkRun, secre
 }
 
 // createRunners creates the runner state ConfigMaps (each holding its k6 invocation from
-// internal/plan), the start barrier, the runners' ServiceAccount and Role, and the Job
+// internal/plan) and their empty result ConfigMaps, the start barrier, the runners' ServiceAccount and Role, and the Job
 // (→ Starting).
 func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) error {
 	run := s.run
@@ -68,6 +68,9 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 	o := r.runnerOptions(run, secrets)
 	var objs []client.Object
 	for _, cm := range runner.StateConfigMaps(o, invocations) {
+		objs = append(objs, cm)
+	}
+	for _, cm := range runner.ResultConfigMaps(o) {
 		objs = append(objs, cm)
 	}
 	objs = append(objs, runner.Barrier(o))

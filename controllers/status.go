@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,6 +124,9 @@ const (
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res ctrl.Result) (ctrl.Result, error) {
 	if trimmed := fitStatus(&s.run.Status); len(trimmed) > 0 {
 		s.event(corev1.EventTypeWarning, "StatusTrimmed", "status over %d KiB: dropped %s", maxStatusBytes>>10, strings.Join(trimmed, "; "))
+	}
+	if len(s.events) == 0 && equality.Semantic.DeepEqual(s.before.Status, s.run.Status) {
+		return res, nil // nothing changed: no write (a poll of a thousand waiting runs costs no API writes)
 	}
 	patch := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})
 	if err := r.Status().Patch(ctx, s.run, patch); err != nil {

@@ -261,9 +261,22 @@ func (e *env) stateName(run *v1alpha1.BenchmarkRun, i int) string {
 	return runner.StateName(prefix(run, run.Generation), i)
 }
 
-// setRunnerState simulates runner i's agent writing its state (and optionally a result).
+// setRunnerState simulates runner i's agent writing its state (and optionally a result,
+// stored as the agent does: in the result ConfigMap, then its size in the state).
 func (e *env) setRunnerState(run *v1alpha1.BenchmarkRun, i int, data map[string]string, doc *results.Document) {
 	e.t.Helper()
+	if doc != nil {
+		gz := encodeDoc(e.t, doc)
+		var res corev1.ConfigMap
+		if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: runner.ResultName(prefix(run, run.Generation), i)}, &res); err != nil {
+			e.t.Fatal(err)
+		}
+		res.BinaryData = map[string][]byte{runner.KeyResult: gz}
+		if err := k8sClient.Update(e.ctx, &res); err != nil {
+			e.t.Fatal(err)
+		}
+		data[runner.KeyResultBytes] = fmt.Sprint(len(gz))
+	}
 	var cm corev1.ConfigMap
 	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: e.stateName(run, i)}, &cm); err != nil {
 		e.t.Fatal(err)
@@ -271,20 +284,23 @@ func (e *env) setRunnerState(run *v1alpha1.BenchmarkRun, i int, data map[string]
 	for k, v := range data {
 		cm.Data[k] = v
 	}
-	if doc != nil {
-		var b bytes.Buffer
-		if err := results.Encode(&b, doc); err != nil {
-			e.t.Fatal(err)
-		}
-		gz, err := runner.EncodeResult(b.Bytes())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		cm.BinaryData = map[string][]byte{runner.KeyResult: gz}
-	}
 	if err := k8sClient.Update(e.ctx, &cm); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// encodeDoc is a result document as a runner stores it (gzip'd JSON).
+func encodeDoc(t *testing.T, doc *results.Document) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := results.Encode(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	gz, err := runner.EncodeResult(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gz
 }
 
 // runnerDoc is a result document of runner i: calls of every scenario of the run, each

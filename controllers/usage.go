@@ -85,7 +85,7 @@ func (r *BenchmarkRunReconciler) sampleUsage(ctx context.Context, s *step) error
 // podMetrics lists the PodMetrics of the run's pods; ok is false when metrics.k8s.io is
 // not served or not usable.
 func (r *BenchmarkRunReconciler) podMetrics(ctx context.Context, run *v1alpha1.BenchmarkRun) ([]unstructured.Unstructured, bool) {
-	if _, err := r.RESTMapper().RESTMapping(podMetricsGVK.GroupKind(), podMetricsGVK.Version); err != nil {
+	if !r.served(podMetricsGVK) {
 		return nil, false
 	}
 	list := &unstructured.UnstructuredList{}

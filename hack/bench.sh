@@ -13,8 +13,11 @@
 #      (echo-server -http), VUs and duration; both counted by the server itself
 #   8. Fixed-count custom command (HSET, 1 KiB): our k6 redis.command vs redis-benchmark, counts checked by Redis
 #   9. Live metrics: k6 GET calls/s with remote write to an unreachable endpoint vs without
+#  10. Operator scale: SCALE_RUNS concurrent BenchmarkRuns reconciled by the manager binary on
+#      envtest (simulated runner pods): time until all Succeeded, manager peak RSS vs idle, heap
 #
-# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3).
+# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
+# SCALE_RUNS (1000), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -155,3 +158,15 @@ hr "9. Remote write to an unreachable endpoint vs none: benchrun k6 GET calls/s 
 ROUNDS=$ROUNDS hack/bench-remote-write.sh "$CONNS" "$SECS"
 echo "per push interval: a VU's snapshot (BenchmarkLivePublish), the pusher's merge + encode for 64 VUs (BenchmarkLivePush)"
 go test -run '^$' -bench 'BenchmarkLive' -benchtime 2s ./k6ext/bench/ | grep -E '^Benchmark'
+
+hr "10. Operator scale: ${SCALE_RUNS:-1000} concurrent BenchmarkRuns on envtest (manager binary, simulated runner pods)"
+ASSETS=${KUBEBUILDER_ASSETS:-${BENCHRUN_CACHE:-$HOME/.cache/benchrun}/k8s-v1.34.4/bin}
+if [[ ! -x $ASSETS/kube-apiserver || ! -x $ASSETS/etcd ]]; then
+  echo "skipped: no envtest binaries in $ASSETS (set KUBEBUILDER_ASSETS or run make envtest-assets)"
+else
+  MGR_DIR=$(mktemp -d)
+  go build -o "$MGR_DIR/manager" ./cmd/manager
+  KUBEBUILDER_ASSETS=$ASSETS BENCHRUN_MANAGER_BIN=$MGR_DIR/manager BENCHRUN_BENCH_RUNS=${SCALE_RUNS:-1000} \
+    go test -count=1 -timeout 15m -run '^TestScaleManyRuns$' -v ./controllers/ 2>/dev/null | grep -E '^runs:|^--- FAIL|^FAIL' || true
+  rm -rf "$MGR_DIR"
+fi

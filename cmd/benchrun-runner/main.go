@@ -1,5 +1,5 @@
 // Command benchrun-runner is the agent in each k6 runner pod: it waits at the run's start
-// barrier, runs k6 and stores the result document in its state ConfigMap (internal/runner).
+// barrier, runs k6 and stores the result document in its result ConfigMap (internal/runner).
 // `benchrun-runner redis-role` is the sidecar that keeps a builtin Redis pod's role label
 // current (internal/redisrole). `benchrun-runner wait-redis ADDR...` is an init container
 // that waits until every Redis server a proxy routes to answers PING.
@@ -34,9 +34,10 @@ func main() {
 		return
 	}
 	var a runner.Agent
-	var statePrefix string
+	var statePrefix, resultPrefix string
 	flag.StringVar(&a.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the BenchmarkRun's namespace")
 	flag.StringVar(&statePrefix, "state-prefix", "", "state ConfigMap name prefix; the Job completion index follows")
+	flag.StringVar(&resultPrefix, "result-prefix", "", "result ConfigMap name prefix; the Job completion index follows (empty: store the result in the state ConfigMap, as older operators expect)")
 	flag.StringVar(&a.BarrierName, "barrier", "", "start barrier ConfigMap name")
 	flag.StringVar(&a.ResultFile, "result-file", runner.ResultFile, "where k6 writes the result document")
 	flag.StringVar(&a.K6, "k6", "k6", "k6 binary")
@@ -47,6 +48,9 @@ func main() {
 		os.Exit(2)
 	}
 	a.StateName = statePrefix + index
+	if resultPrefix != "" {
+		a.ResultName = resultPrefix + index
+	}
 
 	c := newClient()
 	a.Client = c
@@ -58,13 +62,14 @@ func main() {
 	}
 }
 
-// newClient is a Kubernetes client for ConfigMaps and Pods with the pod's ServiceAccount.
-func newClient() client.Client {
+// newClient is a Kubernetes client (with watch, for the barrier) for ConfigMaps and Pods with
+// the pod's ServiceAccount.
+func newClient() client.WithWatch {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(ctrl.GetConfigOrDie(), client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun-runner:", err)
 		os.Exit(1)

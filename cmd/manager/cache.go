@@ -12,20 +12,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/internal/naming"
+	"github.com/benchrun/benchrun/internal/runner"
 )
 
-// cacheOptions restricts the manager's cache: to benchrun's own runner pods, ConfigMaps and
+// cacheOptions restricts the manager's cache: to benchrun's own runner pods, ConfigMaps
+// (except runner result ConfigMaps: result bytes are read uncached, one runner at a time) and
 // Jobs (StatefulSets stay unfiltered: the redis-operator creates them without our labels),
 // and, when watch (comma-separated namespaces, --watch-namespaces) is set, to those
 // namespaces, so a namespaced install (Roles only) never lists anything cluster-wide.
+// Cached objects drop their managedFields (never read; a large share of every object).
 func cacheOptions(watch string) (cache.Options, error) {
 	own, err := labels.Parse(naming.LabelRun)
 	if err != nil {
 		return cache.Options{}, err
 	}
-	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
+	ownNoResults, err := labels.Parse(naming.LabelRun + "," + naming.LabelComponent + " notin (" + runner.ComponentResult + ")")
+	if err != nil {
+		return cache.Options{}, err
+	}
+	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:       {Label: labels.SelectorFromSet(labels.Set{naming.LabelComponent: "runner"})},
-		&corev1.ConfigMap{}: {Label: own},
+		&corev1.ConfigMap{}: {Label: ownNoResults},
 		&batchv1.Job{}:      {Label: own},
 	}}
 	for _, ns := range strings.Split(watch, ",") {

@@ -3,12 +3,34 @@ package main
 import (
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/benchrun/benchrun/internal/naming"
+	"github.com/benchrun/benchrun/internal/runner"
 )
 
 func TestCacheOptions(t *testing.T) {
 	o, err := cacheOptions("")
 	if err != nil || o.DefaultNamespaces != nil || len(o.ByObject) != 3 {
 		t.Fatalf("cluster-wide: %+v %v", o, err)
+	}
+	// Result ConfigMaps (the runners' documents) never enter the cache; the rest of ours do.
+	var sel labels.Selector
+	for obj, by := range o.ByObject {
+		if _, isCM := obj.(*corev1.ConfigMap); isCM {
+			sel = by.Label
+		}
+	}
+	for _, c := range []struct {
+		component string
+		cached    bool
+	}{{"runner", true}, {"report", true}, {runner.ComponentResult, false}} {
+		l := labels.Set{naming.LabelRun: "r", naming.LabelComponent: c.component}
+		if sel == nil || sel.Matches(l) != c.cached {
+			t.Errorf("ConfigMap selector %v on component %s: cached %v, want %v", sel, c.component, !c.cached, c.cached)
+		}
 	}
 	o, err = cacheOptions("team-a, team-b,")
 	if err != nil || len(o.DefaultNamespaces) != 2 {

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,14 +23,18 @@ import (
 )
 
 // Agent is the in-pod runner: it waits at the start barrier, runs k6 and stores the result
-// document in its state ConfigMap (see the package comment for the protocol).
+// document in its result ConfigMap (see the package comment for the protocol).
 type Agent struct {
-	// Client reads the barrier and updates the state ConfigMap.
+	// Client reads the barrier and updates the state and result ConfigMaps; when it is a
+	// client.WithWatch the barrier is watched, else read with a backoff.
 	Client client.Client
 	// Namespace is the run's namespace.
 	Namespace string
 	// StateName is this runner's state ConfigMap.
 	StateName string
+	// ResultName is this runner's result ConfigMap; empty stores the result in the state
+	// ConfigMap (the protocol of older operators).
+	ResultName string
 	// BarrierName is the barrier ConfigMap.
 	BarrierName string
 	// K6 is the k6 binary (default "k6" on PATH).
@@ -37,7 +43,8 @@ type Agent struct {
 	ResultFile string
 	// CgroupDir is the pod's cgroup v2 directory (default /sys/fs/cgroup).
 	CgroupDir string
-	// Poll is how often the barrier is read (default 250ms).
+	// Poll is the first retry delay of a failed barrier read or watch (default 250ms); it
+	// doubles up to MaxBarrierBackoff.
 	Poll time.Duration
 	// Now tells the time (default time.Now).
 	Now func() time.Time
@@ -143,26 +150,100 @@ func (a *Agent) defaults() {
 // stamp is the current time in RFC 3339 with nanoseconds.
 func (a *Agent) stamp() string { return a.Now().UTC().Format(time.RFC3339Nano) }
 
-// waitBarrier polls the barrier ConfigMap until the operator sets startAt.
+// MaxBarrierBackoff bounds the delay between barrier reads when watching fails (or the
+// client cannot watch): below the operator's 3 s start delay, so a runner still starts on time.
+const MaxBarrierBackoff = time.Second
+
+// barrierWatchTimeout bounds one barrier watch; a silently dead connection is replaced.
+const barrierWatchTimeout = 5 * time.Minute
+
+// waitBarrier waits until the operator sets startAt in the barrier ConfigMap: it reads the
+// barrier, then watches that one object until it changes. A failed read or a broken watch
+// is retried after a delay doubling from Poll up to MaxBarrierBackoff, so a thousand
+// runners waiting cost a thousand idle watches, not thousands of GETs per second.
 func (a *Agent) waitBarrier(ctx context.Context) (time.Time, error) {
+	delay := a.Poll
 	for {
-		var b corev1.ConfigMap
-		err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.BarrierName}, &b)
-		if err == nil {
-			if t, perr := time.Parse(time.RFC3339Nano, b.Data[KeyStartAt]); perr == nil {
+		if t, rv, ok := a.readBarrier(ctx); ok {
+			return t, nil
+		} else if wc, canWatch := a.Client.(client.WithWatch); canWatch && rv != "" {
+			began := a.Now()
+			if t, ok := a.watchBarrier(ctx, wc, rv); ok {
 				return t, nil
+			}
+			if a.Now().Sub(began) > MaxBarrierBackoff {
+				delay = a.Poll // a watch that lasted: not a failure
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
-		case <-time.After(a.Poll):
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, MaxBarrierBackoff)
+	}
+}
+
+// readBarrier reads the barrier: its startAt when set (ok), else its resourceVersion ("" when
+// the read failed).
+func (a *Agent) readBarrier(ctx context.Context) (time.Time, string, bool) {
+	var b corev1.ConfigMap
+	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.BarrierName}, &b); err != nil {
+		return time.Time{}, "", false
+	}
+	t, ok := startAt(&b)
+	return t, b.ResourceVersion, ok
+}
+
+// startAt is the barrier's startAt, ok when set.
+func startAt(b *corev1.ConfigMap) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, b.Data[KeyStartAt])
+	return t, err == nil
+}
+
+// watchBarrier watches the barrier from resourceVersion rv until startAt is set (ok), the
+// watch ends, or ctx is cancelled.
+func (a *Agent) watchBarrier(ctx context.Context, wc client.WithWatch, rv string) (time.Time, bool) {
+	wctx, cancel := context.WithTimeout(ctx, barrierWatchTimeout)
+	defer cancel()
+	w, err := wc.Watch(wctx, &corev1.ConfigMapList{}, client.InNamespace(a.Namespace),
+		client.MatchingFields{"metadata.name": a.BarrierName}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer w.Stop()
+	// A release between the read and the watch is seen by the watch from rv; clients that do
+	// not honour rv (test fakes) still see it here.
+	if t, _, ok := a.readBarrier(ctx); ok {
+		return t, true
+	}
+	for {
+		var ev watch.Event
+		select {
+		case <-wctx.Done(): // not every watch implementation ends with its context
+			return time.Time{}, false
+		case e, open := <-w.ResultChan():
+			if !open {
+				return time.Time{}, false
+			}
+			ev = e
+		}
+		switch ev.Type {
+		case watch.Error, watch.Deleted:
+			return time.Time{}, false
+		case watch.Added, watch.Modified:
+			if b, isCM := ev.Object.(*corev1.ConfigMap); isCM && b.Name == a.BarrierName {
+				if t, ok := startAt(b); ok {
+					return t, true
+				}
+			}
 		}
 	}
 }
 
-// finish stores the result file (when k6 wrote one) and the final state. It uses a fresh
-// context: on SIGTERM the run context is cancelled but the partial result must be kept.
+// finish stores the result file (when k6 wrote one) in the result ConfigMap, then the final
+// state (so a done state always finds its result stored). It uses a fresh context: on
+// SIGTERM the run context is cancelled but the partial result must be kept.
 func (a *Agent) finish(state, reason string, code int, usage *Usage) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -182,8 +263,12 @@ func (a *Agent) finish(state, reason string, code int, usage *Usage) error {
 		}
 		if len(gz) > maxResultBytes {
 			data[KeyState], data[KeyReason] = StateFailed, fmt.Sprintf("result document too large to store (%d bytes compressed)", len(gz))
-		} else {
+		} else if a.ResultName == "" {
 			binary = map[string][]byte{KeyResult: gz}
+		} else if err := a.updateConfigMap(ctx, a.ResultName, nil, map[string][]byte{KeyResult: gz}); err != nil {
+			data[KeyState], data[KeyReason] = StateFailed, "storing the result document: "+boundText(err.Error(), 512)
+		} else {
+			data[KeyResultBytes] = strconv.Itoa(len(gz))
 		}
 	} else if state == StateDone {
 		data[KeyState], data[KeyReason] = StateFailed, "k6 wrote no result document"
@@ -206,9 +291,14 @@ const maxResultBytes = 900 << 10
 
 // update sets keys of the state ConfigMap, retrying on errors.
 func (a *Agent) update(ctx context.Context, data map[string]string, binary map[string][]byte) error {
+	return a.updateConfigMap(ctx, a.StateName, data, binary)
+}
+
+// updateConfigMap sets keys of one of the runner's ConfigMaps, retrying on errors.
+func (a *Agent) updateConfigMap(ctx context.Context, name string, data map[string]string, binary map[string][]byte) error {
 	return retry.OnError(updateBackoff, func(error) bool { return ctx.Err() == nil }, func() error {
 		var cm corev1.ConfigMap
-		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.StateName}, &cm); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: name}, &cm); err != nil {
 			return err
 		}
 		if cm.Data == nil {

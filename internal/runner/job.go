@@ -49,6 +49,12 @@ func StatePrefix(prefix string) string { return prefix + "-runner-" }
 // StateName is runner i's state ConfigMap name.
 func StateName(prefix string, i int) string { return fmt.Sprintf("%s%d", StatePrefix(prefix), i) }
 
+// ResultPrefix starts every runner result ConfigMap name; the index follows.
+func ResultPrefix(prefix string) string { return prefix + "-result-" }
+
+// ResultName is runner i's result ConfigMap name.
+func ResultName(prefix string, i int) string { return fmt.Sprintf("%s%d", ResultPrefix(prefix), i) }
+
 // AccountName names the runners' ServiceAccount, Role and RoleBinding.
 func AccountName(prefix string) string { return prefix + "-runner" }
 
@@ -79,23 +85,36 @@ func StateConfigMaps(o Options, invocations []string) []*corev1.ConfigMap {
 	return cms
 }
 
+// ResultConfigMaps are the per-runner result ConfigMaps, empty until each runner stores its
+// document; their component label keeps them out of the manager's cache.
+func ResultConfigMaps(o Options) []*corev1.ConfigMap {
+	cms := make([]*corev1.ConfigMap, o.count())
+	for i := range cms {
+		cms[i] = &corev1.ConfigMap{ObjectMeta: o.meta(ResultName(o.Prefix, i))}
+		cms[i].Labels[naming.LabelComponent] = ComponentResult
+		cms[i].Labels[naming.LabelRunnerIndex] = fmt.Sprint(i)
+	}
+	return cms
+}
+
 // Barrier is the start barrier ConfigMap (startAt empty until the operator releases it).
 func Barrier(o Options) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: o.meta(BarrierName(o.Prefix)), Data: map[string]string{}}
 }
 
-// Access are the runners' ServiceAccount, Role and RoleBinding: read the barrier, read and
-// update their own state ConfigMaps, nothing else.
+// Access are the runners' ServiceAccount, Role and RoleBinding: read and watch the barrier,
+// read and update their own state and result ConfigMaps, nothing else. (Which runner may
+// write which of them is enforced by the runner-isolation admission policy.)
 func Access(o Options) []client.Object {
 	name := AccountName(o.Prefix)
-	states := make([]string, o.count())
-	for i := range states {
-		states[i] = StateName(o.Prefix, i)
+	states := make([]string, 0, 2*o.count())
+	for i := range o.count() {
+		states = append(states, StateName(o.Prefix, i), ResultName(o.Prefix, i))
 	}
 	return []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: o.meta(name), AutomountServiceAccountToken: ptr.To(true)},
 		&rbacv1.Role{ObjectMeta: o.meta(name), Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{BarrierName(o.Prefix)}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{BarrierName(o.Prefix)}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: states, Verbs: []string{"get", "update", "patch"}},
 		}},
 		&rbacv1.RoleBinding{ObjectMeta: o.meta(name),
@@ -155,7 +174,7 @@ func Job(o Options) *batchv1.Job {
 			Name: "runner", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
 			Command: []string{"benchrun-runner"},
 			Args: []string{"--namespace=$(POD_NAMESPACE)", "--state-prefix=" + StatePrefix(o.Prefix),
-				"--barrier=" + BarrierName(o.Prefix), "--result-file=" + ResultFile},
+				"--result-prefix=" + ResultPrefix(o.Prefix), "--barrier=" + BarrierName(o.Prefix), "--result-file=" + ResultFile},
 			Env:             env,
 			Resources:       res,
 			SecurityContext: naming.ContainerSecurityContext(),

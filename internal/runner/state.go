@@ -1,23 +1,33 @@
 // Package runner is the load side of a BenchmarkRun: the Indexed Job of k6 runner pods with
-// its ServiceAccount and Role (job.go), the per-runner state ConfigMaps and the start
-// barrier they share with the operator (state.go), and the in-pod agent (agent.go).
+// its ServiceAccount and Role (job.go), the per-runner state and result ConfigMaps and the
+// start barrier they share with the operator (state.go), and the in-pod agent (agent.go).
 //
 // Protocol (no network path from the operator to the pods is needed):
-//  1. The operator creates one state ConfigMap per runner (<prefix>-runner-<i>) holding the
-//     runner's k6 invocation, and the barrier ConfigMap (<prefix>-barrier), then the Job.
+//  1. The operator creates per runner a state ConfigMap (<prefix>-runner-<i>) holding the
+//     runner's k6 invocation and an empty result ConfigMap (<prefix>-result-<i>, label
+//     component=result), the barrier ConfigMap (<prefix>-barrier), then the Job.
 //  2. Runner i reads its invocation, starts k6 paused (`--paused --address 127.0.0.1:6565`),
 //     waits until k6 initialized its VUs, and sets state=ready.
 //  3. When every runner is ready the operator writes startAt (a few seconds ahead) into the
-//     barrier; runners poll it, sleep until startAt, release k6 (PATCH /v1/status
+//     barrier; runners watch it (a single-object watch, re-established with a bounded
+//     backoff; never a fixed-rate poll), sleep until startAt, release k6 (PATCH /v1/status
 //     paused=false on the loopback REST API) and set state=running with loadStartedAt (the
 //     operator derives the start skew from these).
-//  4. When k6 exits the runner stores its result document gzip-compressed in binaryData of
-//     its state ConfigMap and sets state=done (or failed with a reason). The ConfigMaps are
-//     owned by the BenchmarkRun, so an operator restart loses nothing and cleanup of the Job
-//     keeps the data. A failed runner stores whatever partial document k6 wrote.
+//  4. When k6 exits the runner first stores its result document gzip-compressed in
+//     binaryData of its result ConfigMap, then sets state=done (or failed with a reason) and
+//     resultBytes (the stored size) in its state ConfigMap. A failed runner stores whatever
+//     partial document k6 wrote. The ConfigMaps are owned by the BenchmarkRun, so an
+//     operator restart loses nothing and cleanup of the Job keeps the data.
 //
-// The runners' Role allows get on the barrier and get/update/patch on their state
-// ConfigMaps only (resourceNames), nothing else.
+// The manager caches state ConfigMaps (small: state, times, usage) but never result
+// ConfigMaps: its cache excludes component=result, and it reads one result at a time,
+// uncached, when it collects. State ConfigMaps written by an older runner hold the result
+// in their own binaryData; the manager still reads those.
+//
+// The runners' Role allows get/list/watch on the barrier and get/update/patch on their
+// state and result ConfigMaps only (resourceNames), nothing else; the
+// benchrun-runner-isolation ValidatingAdmissionPolicy (config/admission) further lets the
+// pod of index i write only runner i's ConfigMaps, so no runner can forge another's result.
 package runner
 
 import (
@@ -55,8 +65,12 @@ const (
 	KeyReason = "reason"
 	// KeyUsage holds the runner's own cgroup CPU and memory usage during the load (JSON Usage).
 	KeyUsage = "usage.json"
-	// KeyResult holds the gzip-compressed result document (binaryData).
+	// KeyResult holds the gzip-compressed result document (binaryData of the result
+	// ConfigMap; of the state ConfigMap for runners of older versions).
 	KeyResult = "result.json.gz"
+	// KeyResultBytes in the state ConfigMap is the compressed size of the result stored in
+	// the result ConfigMap; set once the result is stored there.
+	KeyResultBytes = "resultBytes"
 	// KeyStartAt in the barrier ConfigMap is when every runner starts the load.
 	KeyStartAt = "startAt"
 )
@@ -97,7 +111,14 @@ type State struct {
 	Usage *Usage
 	// HasResult tells whether a result document is stored.
 	HasResult bool
+	// ResultInState tells that the result is in the state ConfigMap itself (older runners),
+	// not in the result ConfigMap.
+	ResultInState bool
 }
+
+// ComponentResult is the component label value of result ConfigMaps, which the manager's
+// cache excludes.
+const ComponentResult = "result"
 
 // ParseState reads a runner state ConfigMap.
 func ParseState(cm *corev1.ConfigMap, index int) State {
@@ -111,7 +132,8 @@ func ParseState(cm *corev1.ConfigMap, index int) State {
 			s.Usage = &usage
 		}
 	}
-	_, s.HasResult = cm.BinaryData[KeyResult]
+	_, s.ResultInState = cm.BinaryData[KeyResult]
+	s.HasResult = s.ResultInState || cm.Data[KeyResultBytes] != ""
 	return s
 }
 
@@ -149,7 +171,8 @@ func EncodeResult(doc []byte) ([]byte, error) {
 // gzip bomb of a few KiB must not make the manager allocate gigabytes.
 const MaxResultBytes = 16 << 20
 
-// DecodeResult reads the result document stored in a runner state ConfigMap, refusing one
+// DecodeResult reads the result document stored in a runner's result ConfigMap (or, from
+// older runners, its state ConfigMap), refusing one
 // whose decompressed size exceeds MaxResultBytes.
 func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 	data, ok := cm.BinaryData[KeyResult]

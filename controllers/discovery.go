@@ -1,0 +1,47 @@
+package controllers
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// servedTTL is how long an answer of served is reused: a missing API group (no metrics
+// server, no redis-operator) would otherwise cost a full discovery of the API server on every
+// reconcile that asks (the REST mapper retries misses), which at a thousand concurrent runs
+// dominates the manager's CPU and allocations.
+const servedTTL = time.Minute
+
+// servedCache remembers which API kinds the cluster serves, for servedTTL.
+type servedCache struct {
+	mu      sync.Mutex
+	answers map[schema.GroupVersionKind]servedAnswer
+}
+
+// servedAnswer is one remembered answer.
+type servedAnswer struct {
+	served bool
+	at     time.Time
+}
+
+// served tells whether the API server serves kind gvk (through the REST mapper, remembered
+// for servedTTL).
+func (r *BenchmarkRunReconciler) served(gvk schema.GroupVersionKind) bool {
+	c := &r.servedKinds
+	now := time.Now()
+	c.mu.Lock()
+	if a, ok := c.answers[gvk]; ok && now.Sub(a.at) < servedTTL {
+		c.mu.Unlock()
+		return a.served
+	}
+	c.mu.Unlock()
+	_, err := r.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answers == nil {
+		c.answers = map[schema.GroupVersionKind]servedAnswer{}
+	}
+	c.answers[gvk] = servedAnswer{served: err == nil, at: now}
+	return err == nil
+}
