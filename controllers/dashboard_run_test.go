@@ -97,7 +97,7 @@ func dashboardAnnotations(t *testing.T, file string, vars *strings.Replacer) []a
 // liveScript is a k6 script for our k6: Redis GETs timed in Go, and every 10th iteration a
 // recorded "timeout" error, so the error panels have data.
 const liveScript = `import benchrun from 'k6/x/benchrun';
-export const options = { scenarios: { get: { executor: 'constant-vus', vus: 2, duration: '6s', exec: 'get' } } };
+export const options = { scenarios: { get: { executor: 'constant-vus', vus: 2, duration: '12s', exec: 'get' } } };
 const client = benchrun.redis({ addr: __ENV.REDIS_ADDR });
 let n = 0;
 export function get() {
