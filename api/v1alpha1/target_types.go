@@ -112,11 +112,10 @@ type HeTuTarget struct {
 
 	// ExtraConfig adds or overrides HeTu server configuration keys (e.g. CLIENT_SEND_LIMITS).
 	// The operator already lifts the per-client limits that would throttle a load test.
-	// Credentials are not allowed here (keys naming a password, secret, token or key, or
-	// values holding user:password@): use authKeySecretRef and the backend's passwordSecretRef.
+	// Credentials are not allowed here (keys naming a password, secret, token or key): use
+	// authKeySecretRef and the backend's passwordSecretRef.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.upperAscii().matches('PASSWORD|PASSWD|PWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY'))",message="hetu.extraConfig must not hold credentials (a key naming a password, secret, token or key): put them in a Secret (authKeySecretRef, backend passwordSecretRef)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !self[k].matches('://[^/@\\\\s]*:[^/@\\\\s]*@'))",message="hetu.extraConfig values must not hold credentials (a URL with user:password@): put them in a Secret (backend passwordSecretRef)"
 	// +optional
 	ExtraConfig map[string]string `json:"extraConfig,omitempty"`
 
