@@ -225,6 +225,7 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted, want rejection containing %q", tc.Want)
 			}
+			CheckNoRawCELError(t, err)
 			for _, w := range tc.Want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not contain %q:\n%v", w, err)

@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -28,4 +29,18 @@ func LoadInvalidRuns(t *testing.T, path string) []InvalidRun {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return cases
+}
+
+// rawCELErrors are fragments of CEL evaluation errors; a user must never see one (every rule
+// guards its optional fields with has()).
+var rawCELErrors = []string{"evaluation error", "no such key", "no such overload", "no matching overload", "compilation failed", "estimated rule cost", "cost limit"}
+
+// CheckNoRawCELError fails t when an admission error shows a raw CEL evaluation error.
+func CheckNoRawCELError(t *testing.T, err error) {
+	t.Helper()
+	for _, raw := range rawCELErrors {
+		if strings.Contains(strings.ToLower(err.Error()), raw) {
+			t.Errorf("error shows a raw CEL error (%q):\n%v", raw, err)
+		}
+	}
 }

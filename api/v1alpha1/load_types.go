@@ -86,14 +86,15 @@ const (
 )
 
 // Scenario is one load phase.
-// +kubebuilder:validation:XValidation:rule="self.type == 'ycsb' || !has(self.ycsb)",message="ycsb settings apply only to type: ycsb"
-// +kubebuilder:validation:XValidation:rule="(self.type == 'redis.command') == has(self.redisCommand)",message="type: redis.command needs redisCommand (the command template), and redisCommand applies only to type: redis.command"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (self.type == 'ycsb' || !has(self.ycsb))",message="ycsb settings apply only to type: ycsb"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'redis.command') == has(self.redisCommand))",message="type: redis.command needs redisCommand (the command template), and redisCommand applies only to type: redis.command"
 // +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.requests)",message="set either duration or requests on a scenario, not both (a requests scenario stops after that many calls, at the latest after load.duration)"
-// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.type != 'script'",message="requests applies to the built-in scenario types, not to type: script (a script makes its own calls)"
-// +kubebuilder:validation:XValidation:rule="(self.type == 'script') == has(self.script)",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
-// +kubebuilder:validation:XValidation:rule="!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo', 'http']",message="bodySize applies only to redis.get, redis.set, ycsb, script, tcp.echo and http scenarios"
-// +kubebuilder:validation:XValidation:rule="!has(self.pipeline) || self.type == 'tcp.echo'",message="pipeline applies only to tcp.echo scenarios"
-// +kubebuilder:validation:XValidation:rule="!has(self.http) || self.type == 'http'",message="http settings apply only to type: http"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.requests) || self.type != 'script')",message="requests applies to the built-in scenario types, not to type: script (a script makes its own calls)"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'script') == has(self.script))",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo', 'http'])",message="bodySize applies only to redis.get, redis.set, ycsb, script, tcp.echo and http scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.pipeline) || self.type == 'tcp.echo')",message="pipeline applies only to tcp.echo scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.http) || self.type == 'http')",message="http settings apply only to type: http"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.params) || self.type == 'script' || self.params.all(k, k == 'batch' || (self.type.startsWith('hetu.') && k == 'seed') || (self.type in ['redis.get', 'redis.upsert'] && k == 'prefill') || ((self.type.startsWith('redis.') || self.type == 'ycsb') && k == 'serverCounts')))",message="params of a built-in scenario type take only the keys it reads: batch (every type), seed (hetu.*), prefill (redis.get, redis.upsert), serverCounts (redis.*, ycsb); use the scenario's own fields for the rest (ycsb, http, keySpace, bodySize...); free params are for type: script"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1

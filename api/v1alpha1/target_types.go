@@ -54,6 +54,7 @@ type SecretKeyRef struct {
 // Placement says where and with what resources pods of one role run.
 type Placement struct {
 	// Resources are the container's requests and limits.
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || ['cpu', 'memory'].all(r, !(r in self.limits) || !(r in self.requests) || !isQuantity(string(self.limits[r])) || !isQuantity(string(self.requests[r])) || quantity(string(self.limits[r])).compareTo(quantity(string(self.requests[r]))) >= 0)",message="resources.limits must not be below resources.requests for cpu and memory (the pods could not be created): raise the limit or lower the request"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// NodeSelector restricts the pods to nodes with these labels.
@@ -111,7 +112,10 @@ type HeTuTarget struct {
 
 	// ExtraConfig adds or overrides HeTu server configuration keys (e.g. CLIENT_SEND_LIMITS).
 	// The operator already lifts the per-client limits that would throttle a load test.
+	// Credentials are not allowed here (keys naming a password, secret, token or key): use
+	// authKeySecretRef and the backend's passwordSecretRef.
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.upperAscii().matches('PASSWORD|PASSWD|PWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY'))",message="hetu.extraConfig must not hold credentials (a key naming a password, secret, token or key): put them in a Secret (authKeySecretRef, backend passwordSecretRef)"
 	// +optional
 	ExtraConfig map[string]string `json:"extraConfig,omitempty"`
 
@@ -125,7 +129,7 @@ type HeTuTarget struct {
 
 // HeTuBackend is where HeTu keeps its data: exactly one of redis or external.
 // +kubebuilder:validation:XValidation:rule="(has(self.redis) ? 1 : 0) + (has(self.external) ? 1 : 0) == 1",message="set exactly one of backend.redis or backend.external"
-// +kubebuilder:validation:XValidation:rule="!has(self.external) || self.external.kind == 'redis'",message="backend.external must have kind: redis (HeTu stores its data in Redis)"
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.external.kind) || self.external.kind == 'redis'",message="backend.external must have kind: redis (HeTu stores its data in Redis)"
 type HeTuBackend struct {
 	// Redis deploys a Redis or Valkey back end for HeTu; replicas become HeTu's read servants.
 	// +optional
@@ -220,6 +224,7 @@ type RedisTarget struct {
 	// Passwords are not allowed here: use passwordSecretRef.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="!('requirepass' in self) && !('masterauth' in self)",message="do not put passwords in config: use passwordSecretRef"
+	// +kubebuilder:validation:XValidation:rule="!('tls-key-file-pass' in self) && !('tls-client-key-file-pass' in self) && !('user' in self && self['user'].matches('(^|\\\\s)>'))",message="do not put passwords in config (user ... >password, tls-key-file-pass, tls-client-key-file-pass): use passwordSecretRef"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9-]*$'))",message="config keys must be Redis directive names in lower case, such as io-threads or maxmemory-policy"
 	// +optional
 	Config map[string]string `json:"config,omitempty"`
@@ -290,9 +295,10 @@ const (
 )
 
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
-// +kubebuilder:validation:XValidation:rule="self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
-// +kubebuilder:validation:XValidation:rule="self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
-// +kubebuilder:validation:XValidation:rule="!(self.kind in ['tcp', 'http']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp or http"
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || !(self.kind in ['tcp', 'http']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp or http"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.tls.enabled) && self.tls.enabled) || ((!has(self.tls.serverName) || size(self.tls.serverName) == 0) && !has(self.tls.caSecretRef) && !(has(self.tls.insecureSkipVerify) && self.tls.insecureSkipVerify))",message="tls.serverName, tls.caSecretRef and tls.insecureSkipVerify apply only with tls.enabled: true (set enabled: true, or remove them)"
 type ExternalTarget struct {
 	// Kind is the protocol: redis, hetu, tcp or http.
 	Kind ExternalKind `json:"kind"`
@@ -302,12 +308,14 @@ type ExternalTarget struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=261
 	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^(\\\\[[0-9A-Fa-f:.]+\\\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$'))",message="addresses must be host:port, such as r-bp1xxxx.redis.rds.aliyuncs.com:6379"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches(':[0-9]{1,5}$') || a.matches(':([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$'))",message="addresses: the port must be between 1 and 65535, such as host:6379"
 	Addresses []string `json:"addresses"`
 
 	// ReadAddresses are read-replica host:port endpoints (kind redis), used by read scenarios when set.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=261
 	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^(\\\\[[0-9A-Fa-f:.]+\\\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$'))",message="readAddresses must be host:port"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches(':[0-9]{1,5}$') || a.matches(':([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$'))",message="readAddresses: the port must be between 1 and 65535, such as host:6379"
 	// +optional
 	ReadAddresses []string `json:"readAddresses,omitempty"`
 
@@ -362,8 +370,8 @@ type TLSSpec struct {
 // with each port passed in the environment (see the README).
 // +kubebuilder:validation:XValidation:rule="has(self.ports) && size(self.ports) > 0",message="spec.target.custom needs at least one port (ports: [{name: echo, port: 7007}])"
 // +kubebuilder:validation:XValidation:rule="has(self.readinessProbe)",message="spec.target.custom needs a readinessProbe (tcpSocket, httpGet or exec): the load starts only once the server is ready"
-// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || !has(self.readinessProbe.tcpSocket.port) || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port))",message="readinessProbe.tcpSocket.port must name one of spec.target.custom.ports"
-// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must name one of spec.target.custom.ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || !has(self.readinessProbe.tcpSocket.port) || (has(self.ports) && self.ports.exists(p, has(p.name) && p.name == self.readinessProbe.tcpSocket.port))",message="readinessProbe.tcpSocket.port must name one of spec.target.custom.ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || (has(self.ports) && self.ports.exists(p, has(p.name) && p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must name one of spec.target.custom.ports"
 type CustomTarget struct {
 	// Image is the server's container image.
 	// +kubebuilder:validation:MinLength=1

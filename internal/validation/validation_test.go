@@ -79,6 +79,11 @@ func TestInvalidRunsSameMessagesAsAPIServer(t *testing.T) {
 			if !errors.As(err, &verr) {
 				t.Fatalf("want a validation error, got %v", err)
 			}
+			for _, raw := range []string{"evaluation error", "no such key", "no such overload", "no matching overload", "compilation failed", "cost limit"} {
+				if strings.Contains(strings.ToLower(err.Error()), raw) {
+					t.Errorf("error shows a raw CEL error (%q):\n%v", raw, err)
+				}
+			}
 			for _, w := range tc.Want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not contain %q:\n%v", w, err)

@@ -1,0 +1,45 @@
+package validation
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestAdmissionEdgesAccepted: the boundary values of the issue-10 admission rules stay valid
+// (limits equal to requests in other units, timeouts.run equal to the scenarios' total, port
+// 65535, TLS settings with TLS on, the params each built-in type reads, free script params).
+func TestAdmissionEdgesAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, tc := range []struct{ name, spec string }{
+		{"limits equal requests", `
+target: {redis: {resources: {requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1000m, memory: 1024Mi}}}}
+load: {scenarios: [{name: a, type: redis.get}], runners: {resources: {requests: {cpu: 500m}, limits: {cpu: '2', memory: 1Gi}}}}`},
+		{"run timeout equals the scenarios", `
+target: {redis: {}}
+load: {duration: 1m, scenarios: [{name: a, type: redis.get}, {name: b, type: redis.set, duration: 90s}, {name: c, type: redis.ping, requests: 10}]}
+timeouts: {run: 2m30s}`},
+		{"port 65535", `
+target: {external: {kind: redis, addresses: ['r:65535', '[::1]:1'], readAddresses: ['r:1']}}
+load: {scenarios: [{name: a, type: redis.get}]}`},
+		{"tls on with its settings", `
+target: {external: {kind: redis, addresses: ['r:6379'], tls: {enabled: true, serverName: r, insecureSkipVerify: true, caSecretRef: {name: ca, key: ca.crt}}}}
+load: {scenarios: [{name: a, type: redis.get}]}`},
+		{"tls off alone", `
+target: {external: {kind: redis, addresses: ['r:6379'], tls: {enabled: false, insecureSkipVerify: false}}}
+load: {scenarios: [{name: a, type: redis.get}]}`},
+		{"params each type reads", `
+target: {hetu: {extraConfig: {CLIENT_SEND_LIMITS: '[]'}, backend: {redis: {config: {user: 'bench on #a1b2 ~* +@all'}}}}}
+load: {scenarios: [{name: a, type: hetu.get, params: {batch: '5', seed: 'true'}}, {name: b, type: redis.get, params: {prefill: 'false', serverCounts: 'false'}}, {name: c, type: ycsb, params: {serverCounts: 'false'}}]}`},
+		{"free script params", `
+target: {redis: {}}
+load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {readProportion: '0.9', API_TOKEN_NAME: x}}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "apiVersion: bench.benchrun.io/v1alpha1\nkind: BenchmarkRun\nmetadata: {name: edge}\nspec:\n" + indent(strings.TrimPrefix(tc.spec, "\n"))
+			if _, err := v.ParseFile(context.Background(), strings.NewReader(doc)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
