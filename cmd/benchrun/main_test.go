@@ -275,7 +275,7 @@ func completeDoc(t *testing.T, out string, scenarios int) *results.Document {
 	}
 	for _, s := range doc.Scenarios {
 		if s.Calls == 0 || s.Errors != 0 {
-			t.Errorf("scenario %s: %d calls, %d errors", s.Name, s.Calls, s.Errors)
+			t.Errorf("scenario %s: %d calls, %d errors %v", s.Name, s.Calls, s.Errors, s.ErrorKinds)
 		}
 	}
 	return doc
