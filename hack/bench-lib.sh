@@ -43,3 +43,24 @@ if len(sys.argv) > 2 and (s["calls"] != int(sys.argv[2]) or s["errors"]):
 print(f"{s['calls'] / (ts(s['lastEnd']) - ts(s['firstStart'])).total_seconds():.0f}")
 PY
 }
+
+# need TOOL... fails unless $K6 is built and every TOOL is on PATH.
+need() {
+  [[ -x "$K6" ]] || { echo "build $K6 first: make k6" >&2; exit 1; }
+  local t
+  for t in "$@"; do
+    command -v "$t" >/dev/null || { echo "needs $t (apt-get install -y redis-server)" >&2; exit 1; }
+  done
+}
+
+# on_exit is run on exit before the redis-server is stopped; scripts override it.
+on_exit() { :; }
+
+# setup_redis sets WORK (a temporary directory) and PORT (a private redis-server answering on
+# 127.0.0.1:PORT); on exit, on_exit runs, the server stops and WORK is removed.
+setup_redis() {
+  WORK=$(mktemp -d)
+  PORT=$(free_port)
+  trap 'on_exit; stop_redis "$WORK"; rm -rf "$WORK"' EXIT
+  start_redis "$WORK" "$PORT"
+}

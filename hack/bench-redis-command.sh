@@ -19,15 +19,8 @@ REQUESTS=${2:-100000}
 K6=${K6:-$ROOT/bin/k6}
 SIZE=${SIZE:-1024}
 ROUNDS=${ROUNDS:-3}
-[[ -x "$K6" ]] || { echo "build $K6 first: make k6" >&2; exit 1; }
-command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
-  { echo "needs redis-server and redis-benchmark (apt-get install -y redis-server)" >&2; exit 1; }
-
-WORK=$(mktemp -d)
-PORT=$(free_port)
-cleanup() { stop_redis "$WORK"; rm -rf "$WORK"; }
-trap cleanup EXIT
-start_redis "$WORK" "$PORT"
+need redis-server redis-benchmark redis-cli
+setup_redis
 
 hsets() { redis-cli -p "$PORT" info commandstats | awk -F'[=:,]' '/^cmdstat_hset:/ {print $3}'; }
 check() { # tool count

@@ -18,15 +18,8 @@ K6=${K6:-$ROOT/bin/k6}
 KEYSPACE=${KEYSPACE:-100000}
 BATCH=${BATCH:-100}
 ROUNDS=${ROUNDS:-3}
-[[ -x "$K6" ]] || { echo "build $K6 first: CGO_ENABLED=0 go build -trimpath -o bin/k6 ./cmd/k6" >&2; exit 1; }
-command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
-  { echo "needs redis-server and redis-benchmark (apt-get install -y redis-server)" >&2; exit 1; }
-
-WORK=$(mktemp -d)
-PORT=$(free_port)
-cleanup() { stop_redis "$WORK"; rm -rf "$WORK"; }
-trap cleanup EXIT
-start_redis "$WORK" "$PORT"
+need redis-server redis-benchmark redis-cli
+setup_redis
 
 # Same keys for both tools: key:000000000000 .. key:<KEYSPACE-1>, 3-byte values.
 redis-benchmark -p "$PORT" -t set -r "$KEYSPACE" -n $((KEYSPACE * 3)) -c 50 -P 16 -q >/dev/null

@@ -14,12 +14,9 @@ SECS=${2:-5}
 K6=${K6:-$ROOT/bin/k6}
 BATCH=${BATCH:-100}
 ROUNDS=${ROUNDS:-3}
-[[ -x "$K6" ]] || { echo "build $K6 first: make k6" >&2; exit 1; }
-command -v redis-server >/dev/null || { echo "needs redis-server" >&2; exit 1; }
-
-WORK=$(mktemp -d)
-PORT=$(free_port) REFUSED=$(free_port)
-start_redis "$WORK" "$PORT"
+need redis-server redis-cli
+setup_redis
+REFUSED=$(free_port)
 # A listener that never accepts: connections sit in the backlog, every push times out.
 python3 -c '
 import socket, sys, time
@@ -27,12 +24,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
 print(s.getsockname()[1], flush=True)
 time.sleep(3600)' >"$WORK/hang.port" &
 HANG_PID=$!
-cleanup() {
-  kill "$HANG_PID" 2>/dev/null || true
-  stop_redis "$WORK"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+on_exit() { kill "$HANG_PID" 2>/dev/null || true; }
 for _ in $(seq 50); do [[ -s "$WORK/hang.port" ]] && break; sleep 0.1; done
 HANG=$(cat "$WORK/hang.port")
 
