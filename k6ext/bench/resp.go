@@ -283,6 +283,11 @@ func (c *Conn) Do(args ...string) (any, error) {
 	if err := c.Flush(); err != nil {
 		return nil, err
 	}
+	return c.ReadReply()
+}
+
+// ReadReply reads one reply as a Go value; an error reply is returned as err.
+func (c *Conn) ReadReply() (any, error) {
 	v, err := c.ReadValue()
 	if err != nil {
 		return nil, err
