@@ -22,10 +22,10 @@ type healthCase struct {
 	obj                   *v1alpha1.BenchmarkRun
 }
 
-// TestArgoCDHealth reads BenchmarkRuns back from the API server in every phase (and a
-// failed verdict, a failed baseline, a spec change not yet accepted), writes them with a
-// health_test.yaml in Argo CD's format, and runs config/argocd/health.lua on them with
-// Argo CD's own Lua health code (hack/argocd-health, a separate Go module built by
+// TestArgoCDHealth reads BenchmarkRuns back from the API server in every phase (Queued
+// behind a pool holder too, and a failed verdict, a failed baseline, a spec change not yet
+// accepted), writes them with a health_test.yaml in Argo CD's format, and runs
+// config/argocd/health.lua on them with Argo CD's own Lua health code (hack/argocd-health, a separate Go module built by
 // `make test` into bin/argocd-health). BENCHRUN_UPDATE_ARGOCD=1 also refreshes the committed
 // examples in config/argocd/.
 func TestArgoCDHealth(t *testing.T) {
@@ -94,6 +94,12 @@ func argoCDCases(t *testing.T) []healthCase {
 	e.create(orphan)
 	orphan = e.until(orphan.Name, v1alpha1.PhaseFailed)
 	add("failed-baseline.yaml", "Degraded", "BaselineNotFound: "+condMessage(orphan), orphan)
+
+	holder := e.create(e.poolRun("holder", "load-a"))
+	e.until(holder.Name, v1alpha1.PhaseProvisioning)
+	queued := e.create(e.poolRun("waiting", "load-a"))
+	queued = e.until(queued.Name, v1alpha1.PhaseQueued)
+	add("queued.yaml", "Progressing", "Queued: position 1 of 1 waiting for pool load-a; run holder holds it", queued)
 
 	passed.Spec.Load.Duration = metav1.Duration{Duration: 2 * time.Minute}
 	if err := k8sClient.Update(e.ctx, passed); err != nil {

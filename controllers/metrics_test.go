@@ -1,15 +1,12 @@
 package controllers
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/promtest"
 )
 
 // finishedRun is a finished run with one scenario of the given CPS and p99.
@@ -179,46 +177,17 @@ func promSeries(api, q string) int {
 }
 
 // historyOnPrometheus exports two finished runs (redis8: 41,000 CPS, p99 1.5 ms; valkey9:
-// 45,000 CPS, p99 1.25 ms) and returns the URL of a real Prometheus scraping them.
+// 45,000 CPS, p99 1.25 ms) and returns the URL of a real Prometheus scraping them (the test
+// is skipped without a prometheus binary).
 func historyOnPrometheus(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("no prometheus binary (Debian package prometheus; .ci/run installs it)")
-	}
 	reg := prometheus.NewRegistry()
 	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
 	h.Observe(finishedRun("bench", "redis8", 41000, 1.5))
 	h.Observe(finishedRun("bench", "valkey9", 45000, 1.25))
 	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(target.Close)
-	return startPrometheus(t, bin, strings.TrimPrefix(target.URL, "http://"))
-}
-
-// startPrometheus runs a real Prometheus scraping target every second and returns its URL.
-func startPrometheus(t *testing.T, bin, target string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n- job_name: benchrun\n  static_configs: [{targets: [%q]}]\n", target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	return "http://" + addr
+	return promtest.Start(t, strings.TrimPrefix(target.URL, "http://")).URL
 }
 
 // promQuery runs an instant query and returns its single value.

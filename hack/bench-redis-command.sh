@@ -12,30 +12,15 @@
 # Prints each tool's median HSET/s (requests / elapsed) and their ratio (k6 / redis-benchmark).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/bench-lib.sh
+source "$ROOT/hack/bench-lib.sh"
 CONNS=${1:-50}
 REQUESTS=${2:-100000}
 K6=${K6:-$ROOT/bin/k6}
 SIZE=${SIZE:-1024}
 ROUNDS=${ROUNDS:-3}
-[[ -x "$K6" ]] || { echo "build $K6 first: make k6" >&2; exit 1; }
-command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
-  { echo "needs redis-server and redis-benchmark (apt-get install -y redis-server)" >&2; exit 1; }
-
-WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --bind 127.0.0.1 --port "$PORT" --save '' --appendonly no --daemonize yes \
-  --pidfile "$WORK/redis.pid" --logfile "$WORK/redis.log"
-cleanup() {
-  if [[ -f "$WORK/redis.pid" ]]; then
-    local pid
-    pid=$(cat "$WORK/redis.pid")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+need redis-server redis-benchmark redis-cli
+setup_redis
 
 hsets() { redis-cli -p "$PORT" info commandstats | awk -F'[=:,]' '/^cmdstat_hset:/ {print $3}'; }
 check() { # tool count
@@ -59,18 +44,7 @@ run_k6() {
     "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/result.json" "$ROOT/scripts/k6/benchrun.js" \
     >"$WORK/k6.log" 2>&1 || { cat "$WORK/k6.log" >&2; exit 1; }
   check "benchrun k6" "$(hsets)"
-  python3 - "$WORK/result.json" "$REQUESTS" <<'PY'
-import json, re, sys
-from datetime import datetime
-def ts(v):  # RFC 3339 with nanoseconds -> datetime (microseconds)
-    m = re.match(r"(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-].*)$", v)
-    frac = (m.group(2) or ".0")[:7]
-    return datetime.fromisoformat(m.group(1) + frac + ("+00:00" if m.group(3) == "Z" else m.group(3)))
-s = json.load(open(sys.argv[1]))["scenarios"][0]
-if s["calls"] != int(sys.argv[2]) or s["errors"]:
-    sys.exit(f"k6 made {s['calls']} calls ({s['errors']} errors), want {sys.argv[2]}")
-print(f"{s['calls'] / (ts(s['lastEnd']) - ts(s['firstStart'])).total_seconds():.0f}")
-PY
+  k6_rate "$WORK/result.json" "$REQUESTS"
 }
 
 rbs=() k6s=()
@@ -79,7 +53,6 @@ for ((i = 1; i <= ROUNDS; i++)); do
   k6s+=("$(run_k6)")
   echo "round $i: redis-benchmark ${rbs[-1]} HSET/s, k6 ${k6s[-1]} HSET/s" >&2
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 rb=$(median "${rbs[@]}")
 k6rate=$(median "${k6s[@]}")
 echo "connections, requests:    $CONNS, $REQUESTS HSETs of $SIZE bytes (Redis counted exactly $REQUESTS for each tool, every round)"

@@ -10,23 +10,16 @@
 # and their ratio (k6 / redis-benchmark). The rounds alternate so a busy machine hurts both.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/bench-lib.sh
+source "$ROOT/hack/bench-lib.sh"
 CONNS=${1:-50}
 SECS=${2:-5}
 K6=${K6:-$ROOT/bin/k6}
 KEYSPACE=${KEYSPACE:-100000}
 BATCH=${BATCH:-100}
 ROUNDS=${ROUNDS:-3}
-[[ -x "$K6" ]] || { echo "build $K6 first: CGO_ENABLED=0 go build -trimpath -o bin/k6 ./cmd/k6" >&2; exit 1; }
-command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
-  { echo "needs redis-server and redis-benchmark (apt-get install -y redis-server)" >&2; exit 1; }
-
-WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --bind 127.0.0.1 --port "$PORT" --save '' --appendonly no --daemonize yes \
-  --pidfile "$WORK/redis.pid" --logfile "$WORK/redis.log"
-cleanup() { [[ -f "$WORK/redis.pid" ]] && kill "$(cat "$WORK/redis.pid")" 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+need redis-server redis-benchmark redis-cli
+setup_redis
 
 # Same keys for both tools: key:000000000000 .. key:<KEYSPACE-1>, 3-byte values.
 redis-benchmark -p "$PORT" -t set -r "$KEYSPACE" -n $((KEYSPACE * 3)) -c 50 -P 16 -q >/dev/null
@@ -45,17 +38,7 @@ run_k6() {
   SCENARIOS=get DURATION="${SECS}s" GRACE=1s VUS="$CONNS" BATCH="$BATCH" KEYSPACE="$KEYSPACE" \
     REDIS_ADDR="127.0.0.1:$PORT" "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/result.json" \
     "$ROOT/scripts/k6/redis_basic.js" >"$WORK/k6.log" 2>&1 || { cat "$WORK/k6.log" >&2; exit 1; }
-  python3 - "$WORK/result.json" <<'PY'
-import json, re, sys
-from datetime import datetime
-def ts(v):  # RFC 3339 with nanoseconds -> datetime (microseconds)
-    m = re.match(r"(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-].*)$", v)
-    frac = (m.group(2) or ".0")[:7]
-    return datetime.fromisoformat(m.group(1) + frac + ("+00:00" if m.group(3) == "Z" else m.group(3)))
-s = json.load(open(sys.argv[1]))["scenarios"][0]
-span = (ts(s["lastEnd"]) - ts(s["firstStart"])).total_seconds()
-print(f"{s['calls'] / span:.0f}")
-PY
+  k6_rate "$WORK/result.json"
 }
 
 rbs=() k6s=()
@@ -64,7 +47,6 @@ for ((i = 1; i <= ROUNDS; i++)); do
   k6s+=("$(run_k6)")
   echo "round $i: redis-benchmark ${rbs[-1]} GET/s, k6 ${k6s[-1]} GET/s" >&2
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 rb=$(median "${rbs[@]}")
 k6rate=$(median "${k6s[@]}")
 echo "connections:            $CONNS"

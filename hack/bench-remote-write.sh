@@ -7,19 +7,16 @@
 #   hack/bench-remote-write.sh [CONNS=50] [SECONDS=5]   env: K6=bin/k6 BATCH=100 ROUNDS=3
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/bench-lib.sh
+source "$ROOT/hack/bench-lib.sh"
 CONNS=${1:-50}
 SECS=${2:-5}
 K6=${K6:-$ROOT/bin/k6}
 BATCH=${BATCH:-100}
 ROUNDS=${ROUNDS:-3}
-[[ -x "$K6" ]] || { echo "build $K6 first: make k6" >&2; exit 1; }
-command -v redis-server >/dev/null || { echo "needs redis-server" >&2; exit 1; }
-
-WORK=$(mktemp -d)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PORT=$(free_port) REFUSED=$(free_port)
-redis-server --bind 127.0.0.1 --port "$PORT" --save '' --appendonly no --daemonize yes \
-  --pidfile "$WORK/redis.pid" --logfile "$WORK/redis.log"
+need redis-server redis-cli
+setup_redis
+REFUSED=$(free_port)
 # A listener that never accepts: connections sit in the backlog, every push times out.
 python3 -c '
 import socket, sys, time
@@ -27,13 +24,8 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
 print(s.getsockname()[1], flush=True)
 time.sleep(3600)' >"$WORK/hang.port" &
 HANG_PID=$!
-cleanup() {
-  kill "$HANG_PID" 2>/dev/null || true
-  [[ -f "$WORK/redis.pid" ]] && kill "$(cat "$WORK/redis.pid")" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do [[ -s "$WORK/hang.port" ]] && redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+on_exit() { kill "$HANG_PID" 2>/dev/null || true; }
+for _ in $(seq 50); do [[ -s "$WORK/hang.port" ]] && break; sleep 0.1; done
 HANG=$(cat "$WORK/hang.port")
 
 # run_k6 URL: "calls/s cpu-µs/call" of one k6 run: GET calls over the first-start..last-end
@@ -65,7 +57,6 @@ for ((i = 1; i <= ROUNDS; i++)); do
   hang+=("$(run_k6 "http://127.0.0.1:$HANG/api/v1/write")")
   echo "round $i (GET/s, CPU µs/call): none ${base[-1]}, refused ${refused[-1]}, hanging ${hang[-1]}" >&2
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { local n=$1; shift; printf '%s\n' "$@" | awk -v n="$n" '{print $n}'; }
 b=$(median $(col 1 "${base[@]}")) r=$(median $(col 1 "${refused[@]}")) h=$(median $(col 1 "${hang[@]}"))
 bc=$(median $(col 2 "${base[@]}")) rc=$(median $(col 2 "${refused[@]}")) hc=$(median $(col 2 "${hang[@]}"))

@@ -1,7 +1,8 @@
 -- Argo CD health check for bench.benchrun.io/BenchmarkRun (resource.customizations.health.bench.benchrun.io_BenchmarkRun).
 -- Healthy: the run Succeeded (its thresholds, if any, were met).
 -- Degraded: the run Failed, including a failed verdict (phase Failed, reason ThresholdsNotMet).
--- Progressing: Pending, Provisioning, Starting, Running, Collecting, or a spec generation not picked up yet.
+-- Progressing: Pending, Queued (waiting for its load pool), Provisioning, Starting, Running, Collecting,
+-- or a spec generation not picked up yet.
 local hs = {}
 
 local function condition(typ)
@@ -64,5 +65,9 @@ hs.message = st.phase
 local load = condition("LoadComplete")
 if st.phase == "Running" and load ~= nil and load.message ~= nil then
   hs.message = "Running: " .. load.message
+end
+local queued = condition("Queued")
+if st.phase == "Queued" and queued ~= nil and queued.status == "True" and queued.message ~= nil and queued.message ~= "" then
+  hs.message = "Queued: " .. queued.message
 end
 return hs

@@ -123,67 +123,57 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 	return t.startSentinels(ctx, int(sentinels))
 }
 
-// started is a server process and its address.
-type started struct {
-	addr string
-	p    *Process
-}
-
 // startReplicas starts n replicas of the master and waits until each one's replication
 // link is up.
 func (t *redisTarget) startReplicas(ctx context.Context, n int) error {
 	master := t.master
-	var reps []started
-	for i := range n {
-		a, p, err := t.startServer("replica-"+strconv.Itoa(i), master)
+	start := func(i int) (string, *Process, error) { return t.startServer("replica-"+strconv.Itoa(i), master) }
+	return t.startGroup(ctx, "replica", n, start, &t.replicas, func(ctx context.Context, addr string) error {
+		info, err := resp.Do(ctx, addr, t.password, "INFO", "replication")
 		if err != nil {
 			return err
 		}
-		reps = append(reps, started{a, p})
-		t.replicas = append(t.replicas, a)
-	}
-	for _, r := range reps {
-		if err := waitFor(ctx, t.engine()+" replica "+r.addr, r.p, func(ctx context.Context) error {
-			info, err := resp.Do(ctx, r.addr, t.password, "INFO", "replication")
-			if err != nil {
-				return err
-			}
-			if !strings.Contains(info, "master_link_status:up") {
-				return fmt.Errorf("replication link to %s not up yet", master)
-			}
-			return nil
-		}); err != nil {
-			return err
+		if !strings.Contains(info, "master_link_status:up") {
+			return fmt.Errorf("replication link to %s not up yet", master)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // startSentinels starts n sentinels (quorum: a majority) and waits until each one reports
 // the master.
 func (t *redisTarget) startSentinels(ctx context.Context, n int) error {
 	master := t.master
-	quorum := n/2 + 1
-	var sents []started
-	for i := range n {
-		a, p, err := t.startSentinel(i, master, quorum)
+	start := func(i int) (string, *Process, error) { return t.startSentinel(i, master, n/2+1) }
+	return t.startGroup(ctx, "sentinel", n, start, &t.sentinels, func(ctx context.Context, addr string) error {
+		got, err := resp.Do(ctx, addr, "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
 		if err != nil {
 			return err
 		}
-		sents = append(sents, started{a, p})
-		t.sentinels = append(t.sentinels, a)
+		if strings.ReplaceAll(got, "\n", ":") != master {
+			return fmt.Errorf("sentinel reports master %q", got)
+		}
+		return nil
+	})
+}
+
+// startGroup starts n servers of one kind (all first, each address appended to addrs), then
+// waits until each one passes ready.
+func (t *redisTarget) startGroup(ctx context.Context, kind string, n int, start func(i int) (string, *Process, error),
+	addrs *[]string, ready func(ctx context.Context, addr string) error) error {
+	procs := make([]*Process, 0, n)
+	first := len(*addrs)
+	for i := range n {
+		a, p, err := start(i)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, p)
+		*addrs = append(*addrs, a)
 	}
-	for _, s := range sents {
-		if err := waitFor(ctx, t.engine()+" sentinel "+s.addr, s.p, func(ctx context.Context) error {
-			got, err := resp.Do(ctx, s.addr, "", "SENTINEL", "get-master-addr-by-name", sentinelMaster)
-			if err != nil {
-				return err
-			}
-			if strings.ReplaceAll(got, "\n", ":") != master {
-				return fmt.Errorf("sentinel reports master %q", got)
-			}
-			return nil
-		}); err != nil {
+	for i, p := range procs {
+		addr := (*addrs)[first+i]
+		if err := waitFor(ctx, t.engine()+" "+kind+" "+addr, p, func(ctx context.Context) error { return ready(ctx, addr) }); err != nil {
 			return err
 		}
 	}

@@ -233,44 +233,18 @@ func (s *Scenario) validateExtras() error {
 	return nil
 }
 
-// validateServerCalls checks a server-side command count map: bounded, positive counts.
+// validateServerCalls checks a server-side command count map: bounded, non-empty keys,
+// positive counts.
 func validateServerCalls(m map[string]int64) error {
-	if len(m) > MaxDistinctValues {
-		return fmt.Errorf("%d entries, more than %d", len(m), MaxDistinctValues)
-	}
-	var sum int64
-	for k, n := range m {
-		if k == "" || len(k) > MaxValueLength {
-			return fmt.Errorf("key %.20q: empty or longer than %d bytes", k, MaxValueLength)
-		}
-		if n <= 0 {
-			return fmt.Errorf("[%q]: count %d is not positive", k, n)
-		}
-		if sum > math.MaxInt64-n {
-			return fmt.Errorf("[%q]: counts overflow", k)
-		}
-		sum += n
-	}
-	return nil
+	_, err := sumCounts(m, true)
+	return err
 }
 
 // validateCounts checks a bounded count map against its expected total.
 func validateCounts(m map[string]int64, total int64) error {
-	if len(m) > MaxDistinctValues {
-		return fmt.Errorf("%d entries, more than %d", len(m), MaxDistinctValues)
-	}
-	var sum int64
-	for k, n := range m {
-		if len(k) > MaxValueLength {
-			return fmt.Errorf("key %.20q...: longer than %d bytes", k, MaxValueLength)
-		}
-		if n <= 0 {
-			return fmt.Errorf("[%q]: count %d is not positive", k, n)
-		}
-		if sum > math.MaxInt64-n {
-			return fmt.Errorf("[%q]: counts overflow", k)
-		}
-		sum += n
+	sum, err := sumCounts(m, false)
+	if err != nil {
+		return err
 	}
 	if len(m) > 0 && sum != total {
 		return fmt.Errorf("counts add up to %d", sum)
@@ -279,6 +253,31 @@ func validateCounts(m map[string]int64, total int64) error {
 		return errors.New("empty")
 	}
 	return nil
+}
+
+// sumCounts checks a count map (at most MaxDistinctValues keys of at most MaxValueLength
+// bytes, non-empty if keyRequired, positive counts whose sum fits in an int64) and sums it.
+func sumCounts(m map[string]int64, keyRequired bool) (int64, error) {
+	if len(m) > MaxDistinctValues {
+		return 0, fmt.Errorf("%d entries, more than %d", len(m), MaxDistinctValues)
+	}
+	var sum int64
+	for k, n := range m {
+		if keyRequired && (k == "" || len(k) > MaxValueLength) {
+			return 0, fmt.Errorf("key %.20q: empty or longer than %d bytes", k, MaxValueLength)
+		}
+		if len(k) > MaxValueLength {
+			return 0, fmt.Errorf("key %.20q...: longer than %d bytes", k, MaxValueLength)
+		}
+		if n <= 0 {
+			return 0, fmt.Errorf("[%q]: count %d is not positive", k, n)
+		}
+		if sum > math.MaxInt64-n {
+			return 0, fmt.Errorf("[%q]: counts overflow", k)
+		}
+		sum += n
+	}
+	return sum, nil
 }
 
 // validate checks a histogram holding calls values; errors start with the field name.

@@ -189,25 +189,29 @@ func FormatBits(bps float64) string {
 // the summary has rows for them.
 func writeRedisShapes(bw *bufio.Writer, s Summary) {
 	if rows := PegasusRows(s); len(rows) > 0 {
-		t := &table{headers: PegasusHeader, right: []bool{false, false, false, true, true, true, true, true, true, true, true}}
-		names := make([]string, len(rows))
-		for i, r := range rows {
-			t.rows = append(t.rows, r.Cells)
-			names[i] = r.Scenario
-		}
-		fmt.Fprintf(bw, "\nYCSB per operation (latency in µs; rows: %s):\n\n", strings.Join(names, ", "))
-		t.write(bw)
+		writeShapeTable(bw, "\nYCSB per operation (latency in µs; rows: %s):\n\n", PegasusHeader,
+			[]bool{false, false, false, true, true, true, true, true, true, true, true},
+			rows, func(r PegasusRow) (string, []string) { return r.Scenario, r.Cells })
 	}
 	if rows := RedisProtocolRows(s); len(rows) > 0 {
-		t := &table{headers: RedisProtocolHeader, right: []bool{false, true, true, false, false, false, true, true, true, false}}
-		names := make([]string, len(rows))
-		for i, r := range rows {
-			t.rows = append(t.rows, r.Cells)
-			names[i] = r.Scenario
-		}
-		fmt.Fprintf(bw, "\nRedis protocol table (PROTO/METRICS: the target's INFO commandstats; rows: %s):\n\n", strings.Join(names, ", "))
-		t.write(bw)
+		writeShapeTable(bw, "\nRedis protocol table (PROTO/METRICS: the target's INFO commandstats; rows: %s):\n\n", RedisProtocolHeader,
+			[]bool{false, true, true, false, false, false, true, true, true, false},
+			rows, func(r ProtocolRow) (string, []string) { return r.Scenario, r.Cells })
 	}
+}
+
+// writeShapeTable writes title (its %s: the rows' scenario names, comma-separated) and a
+// table of rows; row gives a row's scenario name and cells.
+func writeShapeTable[R any](bw *bufio.Writer, title string, headers []string, right []bool, rows []R, row func(R) (string, []string)) {
+	t := &table{headers: headers, right: right}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		var cells []string
+		names[i], cells = row(r)
+		t.rows = append(t.rows, cells)
+	}
+	fmt.Fprintf(bw, title, strings.Join(names, ", "))
+	t.write(bw)
 }
 
 // RenderPegasusCSV writes the Pegasus table as CSV: PegasusHeader then "scenario".

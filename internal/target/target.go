@@ -136,31 +136,31 @@ func secretEnv(name string, ref *v1alpha1.SecretKeyRef) corev1.EnvVar {
 // statefulSetReady tells whether the StatefulSet has all its replicas ready.
 func statefulSetReady(ctx context.Context, c client.Reader, ns, name string) (bool, string, error) {
 	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &sts); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, "StatefulSet " + name + " not created yet", nil
-		}
-		return false, "", err
-	}
-	want := ptr.Deref(sts.Spec.Replicas, 1)
-	if sts.Status.ReadyReplicas < want {
-		return false, fmt.Sprintf("StatefulSet %s: %d/%d ready", name, sts.Status.ReadyReplicas, want), nil
-	}
-	return true, "", nil
+	return replicasReady(ctx, c, ns, name, "StatefulSet", &sts, func() (int32, int32) {
+		return ptr.Deref(sts.Spec.Replicas, 1), sts.Status.ReadyReplicas
+	})
 }
 
 // deploymentReady tells whether the Deployment has all its replicas ready.
 func deploymentReady(ctx context.Context, c client.Reader, ns, name string) (bool, string, error) {
 	var d appsv1.Deployment
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+	return replicasReady(ctx, c, ns, name, "Deployment", &d, func() (int32, int32) {
+		return ptr.Deref(d.Spec.Replicas, 1), d.Status.ReadyReplicas
+	})
+}
+
+// replicasReady reads the workload ns/name of the given kind into obj and tells whether the
+// ready replicas (replicas gives wanted and ready, read from obj) reach the wanted count.
+func replicasReady(ctx context.Context, c client.Reader, ns, name, kind string, obj client.Object,
+	replicas func() (want, ready int32)) (bool, string, error) {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return false, "Deployment " + name + " not created yet", nil
+			return false, kind + " " + name + " not created yet", nil
 		}
 		return false, "", err
 	}
-	want := ptr.Deref(d.Spec.Replicas, 1)
-	if d.Status.ReadyReplicas < want {
-		return false, fmt.Sprintf("Deployment %s: %d/%d ready", name, d.Status.ReadyReplicas, want), nil
+	if want, ready := replicas(); ready < want {
+		return false, fmt.Sprintf("%s %s: %d/%d ready", kind, name, ready, want), nil
 	}
 	return true, "", nil
 }

@@ -48,15 +48,14 @@ type EchoOptions struct {
 // EchoConn is one echo connection, owned by a single VU (or goroutine): it sends messages of
 // the configured size and reads each one back, recording one sample per message.
 type EchoConn struct {
-	conn       net.Conn
-	r          *bufio.Reader
-	msg, reply []byte
-	pipeline   int
-	starts     []time.Time // send times of the messages in flight, oldest first (a ring)
-	head, n    int
-	sent, recv int64
-	value      string // the recorded return value: the message size
-	watch      ctxwatch.Watcher
+	conn            net.Conn
+	r               *bufio.Reader
+	msg, reply      []byte
+	pipeline        int
+	starts          []time.Time // send times of the messages in flight, oldest first (a ring)
+	head, n         int
+	value           string // the recorded return value: the message size
+	ctxwatch.Socket        // watch, close and count the bytes sent and received
 }
 
 // DialEcho connects to an echo server.
@@ -68,48 +67,18 @@ func DialEcho(ctx context.Context, o EchoOptions) (*EchoConn, error) {
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 5 * time.Second
 	}
-	d := net.Dialer{Timeout: o.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", o.Addr)
+	nc, err := dial(ctx, "echo", o.Addr, o.DialTimeout, o.TLS)
 	if err != nil {
 		return nil, err
-	}
-	if o.TLS != nil {
-		cfg := o.TLS.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName, _, _ = net.SplitHostPort(o.Addr)
-		}
-		tc := tls.Client(nc, cfg)
-		hctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
-		err := tc.HandshakeContext(hctx)
-		cancel()
-		if err != nil {
-			_ = nc.Close()
-			return nil, fmt.Errorf("echo TLS handshake with %s: %w", o.Addr, err)
-		}
-		nc = tc
 	}
 	msg := make([]byte, o.Size)
 	for i := range msg {
 		msg[i] = 'a' + byte(i%26)
 	}
-	return &EchoConn{conn: nc, r: bufio.NewReaderSize(nc, max(64<<10, o.Size)), msg: msg, reply: make([]byte, o.Size),
-		pipeline: o.Pipeline, starts: make([]time.Time, o.Pipeline), value: strconv.Itoa(o.Size)}, nil
-}
-
-// Watch makes blocked reads and writes fail once ctx is done.
-func (c *EchoConn) Watch(ctx context.Context) { c.watch.Watch(ctx, c.conn) }
-
-// Close closes the connection.
-func (c *EchoConn) Close() error {
-	c.watch.Stop()
-	return c.conn.Close()
-}
-
-// Bytes returns and resets the bytes sent and received since the last call.
-func (c *EchoConn) Bytes() (sent, recv int64) {
-	sent, recv = c.sent, c.recv
-	c.sent, c.recv = 0, 0
-	return sent, recv
+	c := &EchoConn{conn: nc, r: bufio.NewReaderSize(nc, max(64<<10, o.Size)), msg: msg, reply: make([]byte, o.Size),
+		pipeline: o.Pipeline, starts: make([]time.Time, o.Pipeline), value: strconv.Itoa(o.Size)}
+	c.Attach(nc)
+	return c, nil
 }
 
 // send writes k messages in one write and notes their send time.
@@ -126,7 +95,7 @@ func (c *EchoConn) send(k int) error {
 		_, err = c.conn.Write(bytes.Repeat(c.msg, k))
 	}
 	if err == nil {
-		c.sent += int64(k * len(c.msg))
+		c.CountSent(k * len(c.msg))
 	}
 	return err
 }
@@ -136,7 +105,7 @@ func (c *EchoConn) receive(rec *results.Recorder) error {
 	start := c.starts[c.head]
 	c.head, c.n = (c.head+1)%c.pipeline, c.n-1
 	n, err := io.ReadFull(c.r, c.reply)
-	c.recv += int64(n)
+	c.CountRecv(n)
 	if err == nil && !bytes.Equal(c.reply, c.msg) {
 		err = errMismatch
 	}

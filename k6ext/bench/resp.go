@@ -68,13 +68,11 @@ var errProtocol = errors.New("redis: protocol error")
 // Conn is a minimal synchronous RESP2 connection: one request, one reply, no pool and no
 // locks. It is meant to be owned by a single VU.
 type Conn struct {
-	conn    net.Conn
-	r       *bufio.Reader
-	w       *bufio.Writer
-	scratch []byte
-	// sent and recv count bytes written to and read from the socket.
-	sent, recv int64
-	watch      ctxwatch.Watcher
+	conn            net.Conn
+	r               *bufio.Reader
+	w               *bufio.Writer
+	scratch         []byte
+	ctxwatch.Socket // watch, close and count the bytes written to and read from the socket
 }
 
 // countingConn counts the bytes moved through a net.Conn.
@@ -85,14 +83,37 @@ type countingConn struct {
 
 func (cc countingConn) Read(p []byte) (int, error) {
 	n, err := cc.Conn.Read(p)
-	cc.c.recv += int64(n)
+	cc.c.CountRecv(n)
 	return n, err
 }
 
 func (cc countingConn) Write(p []byte) (int, error) {
 	n, err := cc.Conn.Write(p)
-	cc.c.sent += int64(n)
+	cc.c.CountSent(n)
 	return n, err
+}
+
+// dial connects to addr over TCP within timeout and, when cfg is set, does the TLS handshake
+// (ServerName defaults to addr's host); proto names the protocol in a handshake error.
+func dial(ctx context.Context, proto, addr string, timeout time.Duration, cfg *tls.Config) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || cfg == nil {
+		return nc, err
+	}
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(nc, cfg)
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	err = tc.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("%s TLS handshake with %s: %w", proto, addr, err)
+	}
+	return tc, nil
 }
 
 // DialRedis connects to Redis and authenticates/selects as configured.
@@ -100,27 +121,12 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 5 * time.Second
 	}
-	d := net.Dialer{Timeout: o.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", o.Addr)
+	nc, err := dial(ctx, "redis", o.Addr, o.DialTimeout, o.TLS)
 	if err != nil {
 		return nil, err
 	}
-	if o.TLS != nil {
-		cfg := o.TLS.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName, _, _ = net.SplitHostPort(o.Addr)
-		}
-		tc := tls.Client(nc, cfg)
-		hctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
-		err := tc.HandshakeContext(hctx)
-		cancel()
-		if err != nil {
-			_ = nc.Close()
-			return nil, fmt.Errorf("redis TLS handshake with %s: %w", o.Addr, err)
-		}
-		nc = tc
-	}
 	c := &Conn{conn: nc}
+	c.Attach(nc)
 	cc := countingConn{Conn: nc, c: c}
 	c.r = bufio.NewReaderSize(cc, 16<<10)
 	c.w = bufio.NewWriterSize(cc, 4<<10)
@@ -142,23 +148,6 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 		}
 	}
 	return c, nil
-}
-
-// Watch makes blocked reads and writes fail as soon as ctx is done (k6 cancels a VU's
-// context at the end of every iteration and on interrupt).
-func (c *Conn) Watch(ctx context.Context) { c.watch.Watch(ctx, c.conn) }
-
-// Close closes the connection.
-func (c *Conn) Close() error {
-	c.watch.Stop()
-	return c.conn.Close()
-}
-
-// Bytes returns and resets the bytes sent and received since the last call.
-func (c *Conn) Bytes() (sent, recv int64) {
-	sent, recv = c.sent, c.recv
-	c.sent, c.recv = 0, 0
-	return sent, recv
 }
 
 // WriteCommand buffers one command; Flush sends it.
@@ -294,6 +283,11 @@ func (c *Conn) Do(args ...string) (any, error) {
 	if err := c.Flush(); err != nil {
 		return nil, err
 	}
+	return c.ReadReply()
+}
+
+// ReadReply reads one reply as a Go value; an error reply is returned as err.
+func (c *Conn) ReadReply() (any, error) {
 	v, err := c.ReadValue()
 	if err != nil {
 		return nil, err

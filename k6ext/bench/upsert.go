@@ -44,12 +44,9 @@ func (u *upserter) run(c *Conn, rng *rand.Rand, number int64) (int64, error) {
 		if _, err := expectOK(c); err != nil {
 			return attempt, err
 		}
-		ids, err := c.ReadValue()
+		ids, err := c.ReadReply()
 		if err != nil {
 			return attempt, err
-		}
-		if e, ok := ids.(RedisError); ok {
-			return attempt, e
 		}
 		list, _ := ids.([]any)
 		queued := 0

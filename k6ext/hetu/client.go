@@ -85,9 +85,8 @@ type Conn struct {
 	// MaxPushes bounds Pushes (oldest dropped); 0 keeps the default 1000.
 	MaxPushes int
 	// DroppedPushes counts pushes dropped because Pushes was full.
-	DroppedPushes int64
-	sent, recv    int64
-	watch         ctxwatch.Watcher
+	DroppedPushes   int64
+	ctxwatch.Socket // watch, close and count the frame payload bytes
 }
 
 // URL returns the WebSocket URL of an instance: rawURL as given when it already has a
@@ -137,6 +136,7 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	}
 	ws.SetReadLimit(64 << 20)
 	c := &Conn{ws: ws}
+	c.Attach(ws)
 	if dl, ok := ctx.Deadline(); ok {
 		_ = ws.SetReadDeadline(dl)
 		_ = ws.SetWriteDeadline(dl)
@@ -208,23 +208,6 @@ func (c *Conn) handshake(o Options) error {
 	return nil
 }
 
-// Watch makes blocked reads and writes fail as soon as ctx is done (k6 cancels a VU's
-// context at the end of every iteration and on interrupt).
-func (c *Conn) Watch(ctx context.Context) { c.watch.Watch(ctx, c.ws) }
-
-// Close closes the connection.
-func (c *Conn) Close() error {
-	c.watch.Stop()
-	return c.ws.Close()
-}
-
-// Bytes returns and resets the frame payload bytes sent and received since the last call.
-func (c *Conn) Bytes() (sent, recv int64) {
-	sent, recv = c.sent, c.recv
-	c.sent, c.recv = 0, 0
-	return sent, recv
-}
-
 // Send encodes one message through the layers and sends it as one binary frame.
 func (c *Conn) Send(msg []any) error {
 	var err error
@@ -241,7 +224,7 @@ func (c *Conn) Send(msg []any) error {
 		c.sealed = c.crypt.seal(c.sealed[:0], data)
 		data = c.sealed
 	}
-	c.sent += int64(len(data))
+	c.CountSent(len(data))
 	return c.ws.WriteMessage(websocket.BinaryMessage, data)
 }
 
@@ -252,7 +235,7 @@ func (c *Conn) Receive() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.recv += int64(len(frame))
+	c.CountRecv(len(frame))
 	if typ == websocket.TextMessage {
 		return string(frame), nil
 	}

@@ -324,17 +324,26 @@ function ycsbOptions(s) {
   };
 }
 
-let vuWorkload = null;
-let vuWorkloadScenario = '';
+// perScenario returns the VU's object in slot ({ name, client }) for scenario s, opening it
+// with open() the first time the VU runs s; with closePrevious, the object of the scenario
+// the VU ran before is closed first.
+function perScenario(slot, s, closePrevious, open) {
+  if (slot.name !== s.name) {
+    if (closePrevious && slot.client !== null) slot.client.close();
+    slot.client = open();
+    slot.name = s.name;
+  }
+  return slot.client;
+}
+
+// One YCSB workload per VU for the scenario it is running.
+const vuWorkload = { name: '', client: null };
 
 export function ycsb() {
   const s = current();
-  if (vuWorkloadScenario !== s.name) {
-    vuWorkload = client(s, false).ycsb(ycsbOptions(s));
-    vuWorkloadScenario = s.name;
-  }
+  const w = perScenario(vuWorkload, s, false, () => client(s, false).ycsb(ycsbOptions(s)));
   const n = callsNow(s);
-  if (n > 0) vuWorkload.run(n);
+  if (n > 0) w.run(n);
   calls.add(n);
 }
 
@@ -342,15 +351,13 @@ export function ycsb() {
 
 // One echo connection per VU for the scenario it is running (message size and pipeline are
 // per scenario); the previous scenario's is closed when the VU moves on.
-let vuEcho = null;
-let vuEchoScenario = '';
+const vuEcho = { name: '', client: null };
 
 export function tcp_echo() {
   const s = current();
-  if (vuEchoScenario !== s.name) {
-    if (vuEcho !== null) vuEcho.close();
+  const echo = perScenario(vuEcho, s, true, () => {
     const t = TARGET.tcp;
-    vuEcho = benchrun.echo({
+    return benchrun.echo({
       addr: pick(t.addrs),
       size: s.bodySize > 0 ? s.bodySize : 1000, // the seeds' 0.98 KiB messages
       pipeline: s.pipeline > 0 ? s.pipeline : 1,
@@ -359,26 +366,23 @@ export function tcp_echo() {
       tlsInsecure: !!t.tlsInsecure,
       tlsCA: CREDS.tlsCA,
     });
-    vuEchoScenario = s.name;
-  }
+  });
   const n = intParam(s, 'batch', 100);
-  vuEcho.loop(n);
+  echo.loop(n);
   calls.add(n);
 }
 
 // ---- HTTP -------------------------------------------------------------------------------
 
 // One HTTP client per VU for the scenario it is running (request per scenario).
-let vuHTTP = null;
-let vuHTTPScenario = '';
+const vuHTTP = { name: '', client: null };
 
 export function http() {
   const s = current();
-  if (vuHTTPScenario !== s.name) {
-    if (vuHTTP !== null) vuHTTP.close();
+  const hc = perScenario(vuHTTP, s, true, () => {
     const t = TARGET.http;
     const r = s.http || {};
-    vuHTTP = benchrun.http({
+    return benchrun.http({
       addr: pick(t.addrs),
       method: r.method || 'GET',
       path: r.path || '/',
@@ -391,10 +395,9 @@ export function http() {
       tlsInsecure: !!t.tlsInsecure,
       tlsCA: CREDS.tlsCA,
     });
-    vuHTTPScenario = s.name;
-  }
+  });
   const n = intParam(s, 'batch', 20);
-  vuHTTP.loop(n);
+  hc.loop(n);
   calls.add(n);
 }
 

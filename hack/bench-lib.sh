@@ -1,0 +1,66 @@
+# shellcheck shell=bash
+# Shared by the hack/bench-*.sh scripts (sourced, not run): a private loopback redis-server,
+# free ports, medians and the k6 result document's call rate.
+
+# free_port prints a free 127.0.0.1 TCP port.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_redis WORK PORT starts a redis-server on 127.0.0.1:PORT (no persistence; pid and log
+# in WORK) and waits up to 5s for it to answer PING.
+start_redis() {
+  redis-server --bind 127.0.0.1 --port "$2" --save '' --appendonly no --daemonize yes \
+    --pidfile "$1/redis.pid" --logfile "$1/redis.log"
+  for _ in $(seq 50); do redis-cli -p "$2" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
+# stop_redis WORK stops the redis-server started in WORK (waiting up to 5s for it to exit).
+stop_redis() {
+  if [[ -f "$1/redis.pid" ]]; then
+    local pid
+    pid=$(cat "$1/redis.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+}
+
+# median prints the median of its numeric arguments (the upper one of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# k6_rate RESULT [CALLS] prints the first scenario's calls/s (calls over its first-start..last-end
+# span) of a k6 result document; with CALLS it fails unless exactly CALLS calls were made
+# without errors.
+k6_rate() {
+  python3 - "$@" <<'PY'
+import json, re, sys
+from datetime import datetime
+def ts(v):  # RFC 3339 with nanoseconds -> datetime (microseconds)
+    m = re.match(r"(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-].*)$", v)
+    frac = (m.group(2) or ".0")[:7]
+    return datetime.fromisoformat(m.group(1) + frac + ("+00:00" if m.group(3) == "Z" else m.group(3)))
+s = json.load(open(sys.argv[1]))["scenarios"][0]
+if len(sys.argv) > 2 and (s["calls"] != int(sys.argv[2]) or s["errors"]):
+    sys.exit(f"k6 made {s['calls']} calls ({s['errors']} errors), want {sys.argv[2]}")
+print(f"{s['calls'] / (ts(s['lastEnd']) - ts(s['firstStart'])).total_seconds():.0f}")
+PY
+}
+
+# need TOOL... fails unless $K6 is built and every TOOL is on PATH.
+need() {
+  [[ -x "$K6" ]] || { echo "build $K6 first: make k6" >&2; exit 1; }
+  local t
+  for t in "$@"; do
+    command -v "$t" >/dev/null || { echo "needs $t (apt-get install -y redis-server)" >&2; exit 1; }
+  done
+}
+
+# on_exit is run on exit before the redis-server is stopped; scripts override it.
+on_exit() { :; }
+
+# setup_redis sets WORK (a temporary directory) and PORT (a private redis-server answering on
+# 127.0.0.1:PORT); on exit, on_exit runs, the server stops and WORK is removed.
+setup_redis() {
+  WORK=$(mktemp -d)
+  PORT=$(free_port)
+  trap 'on_exit; stop_redis "$WORK"; rm -rf "$WORK"' EXIT
+  start_redis "$WORK" "$PORT"
+}
