@@ -6,9 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,45 +103,12 @@ func TestHistoryDashboardQueries(t *testing.T) {
 		t.Fatal("no dashboards in charts/benchrun/dashboards")
 	}
 	vars := strings.NewReplacer("$namespace", "bench", "$scenario", "get")
-	labelValues := regexp.MustCompile(`^label_values\((.*), *(\w+)\)$`)
 	deadline := time.Now().Add(60 * time.Second)
 	for _, f := range files {
 		if filepath.Base(f) == runDashboard {
 			continue // live metrics: TestRunDashboardQueries
 		}
-		var d struct {
-			Templating struct {
-				List []struct {
-					Name  string `json:"name"`
-					Query any    `json:"query"`
-				} `json:"list"`
-			} `json:"templating"`
-			Panels []struct {
-				Title   string `json:"title"`
-				Targets []struct {
-					Expr string `json:"expr"`
-				} `json:"targets"`
-			} `json:"panels"`
-		}
-		data, err := os.ReadFile(f)
-		if err != nil || json.Unmarshal(data, &d) != nil {
-			t.Fatalf("%s: not a dashboard: %v", f, err)
-		}
-		var queries []string
-		for _, v := range d.Templating.List {
-			if q, ok := v.Query.(map[string]any); ok {
-				m := labelValues.FindStringSubmatch(fmt.Sprint(q["query"]))
-				if m == nil {
-					t.Fatalf("%s: variable %s: query %v is not label_values(...)", f, v.Name, q["query"])
-				}
-				queries = append(queries, fmt.Sprintf("count by (%s) (%s)", m[2], vars.Replace(m[1])))
-			}
-		}
-		for _, p := range d.Panels {
-			for _, tg := range p.Targets {
-				queries = append(queries, vars.Replace(tg.Expr))
-			}
-		}
+		queries := dashboardQueries(t, f, vars)
 		for _, q := range queries {
 			for promSeries(api, q) == 0 {
 				if time.Now().After(deadline) {
