@@ -160,7 +160,7 @@ func (r *BenchmarkRunReconciler) statusRejected(ctx context.Context, s *step, ca
 		if kerrors.IsConflict(err) {
 			return requeueSoon, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("patching status: %w (after the status was refused: %v)", err, cause)
+		return ctrl.Result{}, fmt.Errorf("patching status: %w (after the status was refused: %w)", err, cause)
 	}
 	for _, e := range f.events {
 		r.Recorder.Event(f.run, e.kind, e.reason, e.message)

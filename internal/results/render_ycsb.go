@@ -112,7 +112,7 @@ type ProtocolRow struct {
 func RedisProtocolRows(s Summary) []ProtocolRow {
 	var rows []ProtocolRow
 	for _, sc := range s.Scenarios {
-		if sc.Command == "" || !(strings.HasPrefix(sc.Type, "redis.") || sc.Type == "ycsb") {
+		if sc.Command == "" || (!strings.HasPrefix(sc.Type, "redis.") && sc.Type != "ycsb") {
 			continue
 		}
 		elapsed := sc.End.Sub(sc.Start).Seconds()
