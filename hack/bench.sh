@@ -21,6 +21,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=hack/bench-lib.sh
+source "$ROOT/hack/bench-lib.sh" # k6_rate
 CONNS=${CONNS:-50} SECS=${SECONDS_PER_RUN:-5} HETU_CONNS=${HETU_CONNS:-16} ROUNDS=${ROUNDS:-3}
 K6="$ROOT/bin/k6"
 hr() { printf '\n== %s\n' "$*"; }
@@ -43,14 +45,7 @@ else
       python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["calls_per_s"])')")
     HETU_URL=$URL HETU_INSTANCE=bench HETU_LAYERS=full SCENARIOS=hello_world VUS=$HETU_CONNS DURATION=${SECS}s GRACE=1s \
       "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/hetu-$r.json" scripts/k6/hetu_rpc.js >/dev/null
-    ours+=("$(python3 - "$WORK/hetu-$r.json" <<'PY'
-import json, sys
-from datetime import datetime
-s = json.load(open(sys.argv[1]))["scenarios"][0]
-t = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00"))
-print(round(s["calls"] / (t(s["lastEnd"]) - t(s["firstStart"])).total_seconds(), 1))
-PY
-)")
+    ours+=("$(k6_rate "$WORK/hetu-$r.json")")
   done
   python3 - "${py[*]}" "${ours[*]}" <<'PY'
 import statistics, sys
@@ -94,14 +89,7 @@ hr "6. TCP echo: benchrun k6 tcp.echo vs a plain Go client loop (${ECHO_CONNS:=1
     BENCHRUN_PLAN='{"scenarios":[{"name":"echo","type":"tcp.echo","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$ECHO_CONNS',"keySpace":1,"bodySize":1000}],"graceMs":1000}' \
       BENCHRUN_TARGET='{"tcp":{"addrs":["127.0.0.1:'$EPORT'"]}}' \
       "$K6" run -q --summary-mode disabled --out "benchrun=$EW/echo-$r.json" scripts/k6/benchrun.js >/dev/null
-    k6_r+=("$(python3 - "$EW/echo-$r.json" <<'PY'
-import json, sys
-from datetime import datetime
-s = json.load(open(sys.argv[1]))["scenarios"][0]
-t = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00"))
-print(round(s["calls"] / (t(s["lastEnd"]) - t(s["firstStart"])).total_seconds(), 1))
-PY
-  )")
+    k6_r+=("$(k6_rate "$EW/echo-$r.json")")
   done
   python3 - "${go_r[*]}" "${k6_r[*]}" <<'PY'
 import statistics, sys
