@@ -28,10 +28,23 @@ type servedAnswer struct {
 // served tells whether the API server serves kind gvk (through the REST mapper, remembered
 // for servedTTL).
 func (r *BenchmarkRunReconciler) served(gvk schema.GroupVersionKind) bool {
+	return r.servedCached(gvk, false)
+}
+
+// servedRecheck is served, but a remembered "not served" is asked again: for decisions that
+// must see an API installed a moment ago (the target of a new generation: the redis-operator
+// installed just before the run, provider auto).
+func (r *BenchmarkRunReconciler) servedRecheck(gvk schema.GroupVersionKind) bool {
+	return r.servedCached(gvk, true)
+}
+
+// servedCached answers from the cache (a negative answer only unless recheckMissing) or asks
+// the REST mapper and remembers the answer.
+func (r *BenchmarkRunReconciler) servedCached(gvk schema.GroupVersionKind, recheckMissing bool) bool {
 	c := &r.servedKinds
 	now := time.Now()
 	c.mu.Lock()
-	if a, ok := c.answers[gvk]; ok && now.Sub(a.at) < servedTTL {
+	if a, ok := c.answers[gvk]; ok && now.Sub(a.at) < servedTTL && (a.served || !recheckMissing) {
 		c.mu.Unlock()
 		return a.served
 	}

@@ -34,7 +34,7 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 	st.Runners = &v1alpha1.RunnersStatus{Desired: max(run.Spec.Load.Runners.Parallelism, 1)}
 	st.Target = &v1alpha1.TargetStatus{Kind: "unknown"}
 	s.setCondition(v1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reasonWaiting, "the run has not finished")
-	t, err := target.New(&run.Spec.Target, r.targetOptions(run, r.operatorInstalled()))
+	t, err := target.New(&run.Spec.Target, r.targetOptions(run, r.operatorInstalledNow()))
 	if err != nil {
 		s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted", run.Generation)
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())

@@ -115,7 +115,14 @@ func (r *BenchmarkRunReconciler) deleteGeneration(ctx context.Context, run *v1al
 	return deleted, nil
 }
 
-// operatorInstalled tells whether the OT redis-operator's API is served.
+// operatorInstalled tells whether the OT redis-operator's API is served (remembered for
+// servedTTL).
 func (r *BenchmarkRunReconciler) operatorInstalled() bool {
 	return r.served(target.OperatorGroupVersion.WithKind("Redis"))
+}
+
+// operatorInstalledNow is operatorInstalled, asking again when the remembered answer is "not
+// installed": a new generation's target must see an operator installed a moment ago.
+func (r *BenchmarkRunReconciler) operatorInstalledNow() bool {
+	return r.servedRecheck(target.OperatorGroupVersion.WithKind("Redis"))
 }
