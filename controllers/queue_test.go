@@ -10,12 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -284,7 +280,9 @@ func TestPoolWithManager(t *testing.T) {
 	for _, n := range names {
 		e.create(e.poolRun(n, "load-a"))
 	}
-	stop := startPoolManager(t, e)
+	stop := startManager(t, e, nil, func(r *BenchmarkRunReconciler, mgr ctrl.Manager) { // four workers
+		r.APIReader, r.MaxConcurrent = mgr.GetAPIReader(), 4
+	})
 	defer stop()
 	for range names {
 		var holder string
@@ -324,33 +322,6 @@ func remove(names []string, n string) []string {
 		}
 	}
 	return out
-}
-
-// startPoolManager runs a manager with four workers on the env's namespace.
-func startPoolManager(t *testing.T, e *env) func() {
-	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := e.reconciler(mgr.GetClient())
-	r.APIReader, r.PollInterval, r.MaxConcurrent = mgr.GetAPIReader(), 100*time.Millisecond, 4
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	return func() { cancel(); <-done }
 }
 
 // TestQueueOrder: higher priority first, then older, then namespace/name.

@@ -44,8 +44,10 @@ func (c crashOnReport) Update(ctx context.Context, obj client.Object, opts ...cl
 }
 
 // startManager runs a manager (its own cache, a fresh reconciler) on the env's namespace;
-// wrap, when set, wraps its client. It returns a function stopping it.
-func startManager(t *testing.T, e *env, wrap func(client.Client) client.Client) func() {
+// wrap, when set, wraps its client, and configure, when set, adjusts the reconciler before it
+// is set up. It returns a function stopping it.
+func startManager(t *testing.T, e *env, wrap func(client.Client) client.Client,
+	configure func(*BenchmarkRunReconciler, ctrl.Manager)) func() {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -63,6 +65,9 @@ func startManager(t *testing.T, e *env, wrap func(client.Client) client.Client) 
 	}
 	r := e.reconciler(c)
 	r.PollInterval = 100 * time.Millisecond
+	if configure != nil {
+		configure(r, mgr)
+	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +91,7 @@ func TestOperatorRestartDuringCollection(t *testing.T) {
 		e.finishRunner(run, i, 40)
 	}
 
-	stopA := startManager(t, e, func(c client.Client) client.Client { return crashOnReport{c} })
+	stopA := startManager(t, e, func(c client.Client) client.Client { return crashOnReport{c} }, nil)
 	waitFor(t, func() bool { return e.get(run.Name).Status.Phase == v1alpha1.PhaseCollecting })
 	time.Sleep(300 * time.Millisecond) // a few failed collection attempts
 	stopA()
@@ -94,7 +99,7 @@ func TestOperatorRestartDuringCollection(t *testing.T) {
 		t.Fatalf("after the crash: phase %s, %d results", st.Phase, len(st.Results))
 	}
 
-	stopB := startManager(t, e, nil)
+	stopB := startManager(t, e, nil, nil)
 	defer stopB()
 	waitFor(t, func() bool { return e.get(run.Name).Status.Phase == v1alpha1.PhaseSucceeded })
 	st := e.get(run.Name).Status
