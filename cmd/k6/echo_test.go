@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -48,13 +46,7 @@ func TestTCPEchoMatchesServerCount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := filepath.Join(t.TempDir(), "result.json")
-			args := append([]string{"run", "--out", "benchrun=" + out}, inv.Args...)
-			cmd := exec.Command(k6Bin, append(args, inv.Script)...)
-			cmd.Env = os.Environ()
-			for k, v := range inv.Env {
-				cmd.Env = append(cmd.Env, k+"="+v)
-			}
+			cmd, out := k6Command(t, inv, inv.Script)
 			b, err := cmd.CombinedOutput()
 			st := stop()
 			if err != nil {

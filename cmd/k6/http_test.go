@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -65,13 +63,7 @@ func TestHTTPMatchesServerCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "result.json")
-	args := append([]string{"run", "--out", "benchrun=" + out}, inv.Args...)
-	cmd := exec.Command(k6Bin, append(args, inv.Script)...)
-	cmd.Env = os.Environ()
-	for k, v := range inv.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd, out := k6Command(t, inv, inv.Script)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("k6 run: %v\n%s", err, b)
 	}

@@ -57,13 +57,7 @@ func TestPlanWithScriptScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "result.json")
-	args := append([]string{"run", "--out", "benchrun=" + out}, inv.Args...)
-	cmd := exec.Command(k6Bin, append(args, script)...)
-	cmd.Env = os.Environ()
-	for k, v := range inv.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd, out := k6Command(t, inv, script)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("k6 run: %v\n%s", err, b)
 	}
@@ -80,4 +74,18 @@ func TestPlanWithScriptScenario(t *testing.T) {
 	if got != strconv.FormatInt(calls["incr"], 10) {
 		t.Errorf("redis counter %s, benchrun recorded %d INCR calls", got, calls["incr"])
 	}
+}
+
+// k6Command is `k6 run --out benchrun=OUT <inv's args> script` with inv's environment added
+// to this process's; OUT is a fresh result file in the test's temporary directory.
+func k6Command(t *testing.T, inv plan.Invocation, script string) (*exec.Cmd, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "result.json")
+	args := append([]string{"run", "--out", "benchrun=" + out}, inv.Args...)
+	cmd := exec.Command(k6Bin, append(args, script)...)
+	cmd.Env = os.Environ()
+	for k, v := range inv.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd, out
 }
