@@ -112,12 +112,13 @@ type HeTuTarget struct {
 
 	// ExtraConfig adds or overrides HeTu server configuration keys (e.g. CLIENT_SEND_LIMITS).
 	// The operator already lifts the per-client limits that would throttle a load test.
-	// Credentials are not allowed here (keys naming a password, secret, token or key): use
-	// authKeySecretRef and the backend's passwordSecretRef.
+	// Credentials are not allowed here (keys naming a password, secret, token or key, or
+	// values holding a URL with user:password@): use authKeySecretRef and the backend's
+	// passwordSecretRef.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.upperAscii().matches('PASSWORD|PASSWD|PWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY'))",message="hetu.extraConfig must not hold credentials (a key naming a password, secret, token or key): put them in a Secret (authKeySecretRef, backend passwordSecretRef)"
 	// +optional
-	ExtraConfig map[string]string `json:"extraConfig,omitempty"`
+	ExtraConfig map[string]HeTuConfigValue `json:"extraConfig,omitempty"`
 
 	// Backend is where HeTu keeps its data.
 	Backend HeTuBackend `json:"backend"`
@@ -126,6 +127,12 @@ type HeTuTarget struct {
 	// +optional
 	Placement `json:",inline"`
 }
+
+// HeTuConfigValue is one hetu.extraConfig value: one line, bounded (so the credential rule's
+// CEL cost is bounded too), and never a URL with a password (user:password@).
+// +kubebuilder:validation:MaxLength=4096
+// +kubebuilder:validation:XValidation:rule="!self.matches('://[^/@\\\\s]*:[^/@\\\\s]*@')",message="hetu.extraConfig values must not hold credentials (a URL with user:password@): put them in a Secret (backend passwordSecretRef)"
+type HeTuConfigValue string
 
 // HeTuBackend is where HeTu keeps its data: exactly one of redis or external.
 // +kubebuilder:validation:XValidation:rule="(has(self.redis) ? 1 : 0) + (has(self.external) ? 1 : 0) == 1",message="set exactly one of backend.redis or backend.external"

@@ -546,7 +546,7 @@ func (in *HeTuTarget) DeepCopyInto(out *HeTuTarget) {
 	}
 	if in.ExtraConfig != nil {
 		in, out := &in.ExtraConfig, &out.ExtraConfig
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]HeTuConfigValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

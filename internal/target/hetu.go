@@ -36,7 +36,7 @@ func newHeTu(spec *v1alpha1.HeTuTarget, o Options) (*hetu, error) {
 		h.port = 2466
 	}
 	for k, v := range spec.ExtraConfig {
-		if strings.ContainsAny(k+v, "\n\r") || !isConfigKey(k) {
+		if strings.ContainsAny(k+string(v), "\n\r") || !isConfigKey(k) {
 			return nil, fmt.Errorf("hetu extraConfig %q: keys are upper-case config names and values one line", k)
 		}
 	}

@@ -163,7 +163,7 @@ func TestOperatorProvider(t *testing.T) {
 }
 
 func TestHeTu(t *testing.T) {
-	tg, err := New(&v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{Workers: 4, Port: 2466, ExtraConfig: map[string]string{"CLIENT_SEND_LIMITS": "[[100,1]]"},
+	tg, err := New(&v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{Workers: 4, Port: 2466, ExtraConfig: map[string]v1alpha1.HeTuConfigValue{"CLIENT_SEND_LIMITS": "[[100,1]]"},
 		Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Provider: v1alpha1.ProviderBuiltin,
 			PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}}}, opts(false))
 	if err != nil {
@@ -188,7 +188,7 @@ func TestHeTu(t *testing.T) {
 	if _, ok := m["StatefulSet/run-g1-redis-sentinel"]; !ok {
 		t.Fatal("back end not deployed")
 	}
-	if _, err := New(&v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{ExtraConfig: map[string]string{"X": "a\nB: c"},
+	if _, err := New(&v1alpha1.TargetSpec{HeTu: &v1alpha1.HeTuTarget{ExtraConfig: map[string]v1alpha1.HeTuConfigValue{"X": "a\nB: c"},
 		Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{}}}}, opts(false)); err == nil {
 		t.Fatal("multi-line extraConfig accepted")
 	}

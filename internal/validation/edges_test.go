@@ -8,7 +8,8 @@ import (
 
 // TestAdmissionEdgesAccepted: the boundary values of the issue-10 admission rules stay valid
 // (limits equal to requests in other units, timeouts.run equal to the scenarios' total, port
-// 65535, TLS settings with TLS on, the params each built-in type reads, free script params).
+// 65535, TLS settings with TLS on, the params each built-in type reads, free script params, extraConfig
+// URLs without a password).
 func TestAdmissionEdgesAccepted(t *testing.T) {
 	v := newValidator(t)
 	for _, tc := range []struct{ name, spec string }{
@@ -31,6 +32,9 @@ load: {scenarios: [{name: a, type: redis.get}]}`},
 		{"params each type reads", `
 target: {hetu: {extraConfig: {CLIENT_SEND_LIMITS: '[]'}, backend: {redis: {config: {user: 'bench on #a1b2 ~* +@all'}}}}}
 load: {scenarios: [{name: a, type: hetu.get, params: {batch: '5', seed: 'true'}}, {name: b, type: redis.get, params: {prefill: 'false', serverCounts: 'false'}}, {name: c, type: ycsb, params: {serverCounts: 'false'}}]}`},
+		{"extraConfig URLs without a password", `
+target: {hetu: {extraConfig: {MASTER: 'redis://r:6379/0', SERVANTS: '["redis://user@r:6379", "http://h:80/a:b@c"]', X: 'a:b@c'}, backend: {redis: {}}}}
+load: {scenarios: [{name: a, type: hetu.get}]}`},
 		{"free script params", `
 target: {redis: {}}
 load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {readProportion: '0.9', API_TOKEN_NAME: x}}]}`},
