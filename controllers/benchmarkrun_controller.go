@@ -119,6 +119,12 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	// 2. A new spec generation: archive the previous one (finished or not) and start over.
 	if run.Status.ObservedGeneration != run.Generation || run.Status.Phase == "" {
+		// Runners still loading are stopped first, and waited for (stop.go).
+		if wait, err := r.stopRunners(ctx, s, "the spec changed"); err != nil {
+			return ctrl.Result{}, err
+		} else if wait {
+			return r.patchStatus(ctx, s, ctrl.Result{RequeueAfter: stopPoll})
+		}
 		if err := r.acceptGeneration(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}

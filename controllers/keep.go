@@ -69,13 +69,20 @@ func (r *BenchmarkRunReconciler) syncFinalizer(ctx context.Context, run *v1alpha
 }
 
 // deleting handles a deleted run that still carries finalizerResults: when it was deleted
-// during the load, what its runners stored is merged into a report ConfigMap that is not
-// owned by the run and so outlives it; then the finalizer goes.
+// during the load, its runners are stopped and waited for (stopRunners, at most stopWait),
+// what they stored is merged into a report ConfigMap that is not owned by the run and so
+// outlives it; then the finalizer goes.
 func (r *BenchmarkRunReconciler) deleting(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(run, finalizerResults) {
 		return ctrl.Result{}, nil
 	}
-	now := metav1.NewTime(r.now().UTC().Truncate(time.Second))
+	s := r.newStep(run)
+	if wait, err := r.stopRunners(ctx, s, "the run was deleted"); err == nil && wait {
+		return r.patchStatus(ctx, s, ctrl.Result{RequeueAfter: stopPoll})
+	} else if err != nil && s.now.Sub(run.DeletionTimestamp.Time) < deletingGrace {
+		return ctrl.Result{}, err
+	}
+	now := s.now
 	kept, err := r.keepDeletedResults(ctx, run, now)
 	terminating := kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) // nothing can be created there any more
 	if err != nil && !terminating && now.Sub(run.DeletionTimestamp.Time) < deletingGrace {

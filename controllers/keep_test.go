@@ -31,6 +31,8 @@ func TestSpecEditMidRunKeepsResults(t *testing.T) {
 	if err := k8sClient.Update(e.ctx, run); err != nil {
 		t.Fatal(err)
 	}
+	e.reconcile(run.Name) // runner 1 is stopped (stop.go); it never stores anything here
+	e.clock.Step(stopWait)
 	e.reconcile(run.Name)
 	st := e.get(run.Name).Status
 	if st.ObservedGeneration != 2 || len(st.History) != 1 {
@@ -66,6 +68,8 @@ func TestDeleteMidRunKeepsResults(t *testing.T) {
 	if err := k8sClient.Delete(e.ctx, run); err != nil {
 		t.Fatal(err)
 	}
+	e.reconcile(run.Name) // runner 0 is stopped (stop.go); it never stores anything here
+	e.clock.Step(stopWait)
 	e.reconcile(run.Name)
 	var gone v1alpha1.BenchmarkRun
 	if err := k8sClient.Get(e.ctx, client.ObjectKeyFromObject(run), &gone); err == nil {
