@@ -35,6 +35,9 @@ load: {scenarios: [{name: a, type: hetu.get, params: {batch: '5', seed: 'true'}}
 		{"extraConfig URLs without a password", `
 target: {hetu: {extraConfig: {MASTER: 'redis://r:6379/0', SERVANTS: '["redis://user@r:6379", "http://h:80/a:b@c"]', X: 'a:b@c'}, backend: {redis: {}}}}
 load: {scenarios: [{name: a, type: hetu.get}]}`},
+		{"custom env: credentials from a Secret, PWD literal", `
+target: {custom: {image: echo, ports: [{name: echo, port: 7007}], readinessProbe: {tcpSocket: {port: echo}}, env: [{name: API_TOKEN, secretKeyRef: {name: s, key: t}}, {name: PWD, value: /srv}, {name: PASSWORD_FILE_MODE, value: ''}]}}
+load: {scenarios: [{name: a, type: tcp.echo}]}`},
 		{"free script params", `
 target: {redis: {}}
 load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {readProportion: '0.9', API_TOKEN_NAME: x}}]}`},
