@@ -429,7 +429,7 @@ type CustomTarget struct {
 
 // CustomEnvVar is one environment variable of a custom server.
 // +kubebuilder:validation:XValidation:rule="!has(self.value) || !has(self.secretKeyRef)",message="set either value or secretKeyRef, not both"
-// +kubebuilder:validation:XValidation:rule="!has(self.value) || self.value == '' || !self.name.upperAscii().matches('PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY')",message="a custom env variable naming a password, secret, token or key takes its value from a Secret (secretKeyRef), not a literal value"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || size(self.value) == 0 || !self.name.upperAscii().matches('PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY')",message="a custom env variable naming a password, secret, token or key takes its value from a Secret (secretKeyRef), not a literal value"
 type CustomEnvVar struct {
 	// Name is the variable's name.
 	// +kubebuilder:validation:MinLength=1
