@@ -3,6 +3,7 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ const (
 // measureFaults adds to status.faults what was measured around each applied fault: the calls
 // per second of its scenario, and from runner 0's probe report the failover.
 func measureFaults(run *v1alpha1.BenchmarkRun, obs *observation, merged *results.Document) {
+	notApplied(run)
 	if len(run.Status.Faults) == 0 {
 		return
 	}
@@ -54,6 +56,18 @@ func measureFaults(run *v1alpha1.BenchmarkRun, obs *observation, merged *results
 			fs.Failover = failover(probe, t)
 		}
 	}
+}
+
+// notApplied adds a NotApplied entry for each fault the load ended before.
+func notApplied(run *v1alpha1.BenchmarkRun) {
+	for i, f := range run.Spec.Faults {
+		if faultStatusAt(run, i) == nil {
+			run.Status.Faults = append(run.Status.Faults, v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario,
+				Action: f.Action, Role: f.Role, Offset: f.Offset.Duration.String(), Outcome: v1alpha1.FaultNotApplied,
+				Message: "the load ended before the fault was due"})
+		}
+	}
+	slices.SortFunc(run.Status.Faults, func(a, b v1alpha1.FaultStatus) int { return int(a.Index - b.Index) })
 }
 
 // probeReport is runner 0's probe report, bounded, or nil when there is none or it does not

@@ -255,3 +255,24 @@ func TestFailoverWindow(t *testing.T) {
 		t.Errorf("markers not read back: lostBefore %d, want -1", f.LostBefore)
 	}
 }
+
+// TestFaultNotApplied: a run whose load ends before its fault is due (here: its runner
+// finished at once) reports the fault NotApplied, and nothing was deleted.
+func TestFaultNotApplied(t *testing.T) {
+	e := newEnv(t)
+	run := e.startedRun(e.faultRun("early"))
+	master := e.targetPod(run, "redis-master", 0, "master")
+	e.finishRunner(run, 0, 50)
+	done := e.until(run.Name, v1alpha1.PhaseSucceeded)
+	if len(done.Status.Faults) != 3 {
+		t.Fatalf("status.faults: %+v", done.Status.Faults)
+	}
+	for _, f := range done.Status.Faults {
+		if f.Outcome != v1alpha1.FaultNotApplied || f.Pod != "" || f.AppliedTime != nil || f.Failover != nil {
+			t.Errorf("fault %d: %+v", f.Index, f)
+		}
+	}
+	if e.podGone(master.Name) {
+		t.Error("a fault that was not due deleted the master")
+	}
+}

@@ -68,6 +68,8 @@ const (
 	// FaultFailed means the fault could not be applied (no pod held the role, or the delete
 	// failed); message says why.
 	FaultFailed FaultOutcome = "Failed"
+	// FaultNotApplied means the load ended (or was stopped) before the fault was due.
+	FaultNotApplied FaultOutcome = "NotApplied"
 )
 
 // FaultStatus is one fault of spec.faults as applied, with what was measured around it.
@@ -91,7 +93,7 @@ type FaultStatus struct {
 	// Pod is the pod the fault acted on.
 	// +optional
 	Pod string `json:"pod,omitempty"`
-	// Outcome is Applied or Failed.
+	// Outcome is Applied, Failed or NotApplied.
 	Outcome FaultOutcome `json:"outcome"`
 	// Message says why a fault failed, or what was done.
 	// +optional
