@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,17 +17,35 @@ import (
 // writes and the acknowledged writes lost.
 func TestFaultMasterKill(t *testing.T) {
 	ns := newNamespace(t, "fault-kill")
-	m := `apiVersion: bench.benchrun.io/v1alpha1
+	faultMasterKill(t, ns, "ha-fault", "builtin", "ha-fault-g1-redis-master-0")
+}
+
+// TestFaultMasterKillOperator is TestFaultMasterKill through the OT redis-operator
+// (RedisReplication + RedisSentinel): the master is the pod the operator's master Service
+// selects when the fault is due.
+func TestFaultMasterKillOperator(t *testing.T) {
+	if out, err := sh(repoRoot, "make", "redis-operator-install"); err != nil {
+		t.Fatalf("make redis-operator-install: %v\n%s", err, out)
+	}
+	ns := newNamespace(t, "fault-kill-op")
+	faultMasterKill(t, ns, "op-fault", "redis-operator", "op-fault-g1-redis-")
+}
+
+// faultMasterKill runs the master kill on a provider; pod is the master pod's name, or a
+// prefix of it (ending in "-").
+func faultMasterKill(t *testing.T, ns, name, provider, pod string) {
+	t.Helper()
+	m := fmt.Sprintf(`apiVersion: bench.benchrun.io/v1alpha1
 kind: BenchmarkRun
 metadata:
-  name: ha-fault
+  name: %s
 spec:
   target:
     redis:
       mode: ha
       replicas: 1
       sentinels: 3
-      provider: builtin
+      provider: %s
   load:
     workers: 2
     tasksPerWorker: 4
@@ -40,17 +59,18 @@ spec:
   - {scenario: set, offset: 10s, action: kill, role: master}
   cleanup:
     policy: OnSuccess
-`
+`, name, provider)
 	apply(t, ns, m)
-	run := waitPhase(t, ns, "ha-fault", runTimeout, v1alpha1.PhaseSucceeded)
+	run := waitPhase(t, ns, name, runTimeout, v1alpha1.PhaseSucceeded)
 	recordTimings(t, run)
 	if len(run.Status.Faults) != 1 {
 		t.Fatalf("status.faults: %+v", run.Status.Faults)
 	}
 	f := run.Status.Faults[0]
 	t.Logf("fault: %+v", f)
-	if f.Outcome != v1alpha1.FaultApplied || f.Pod != "ha-fault-g1-redis-master-0" || f.AppliedTime == nil || f.LateMs > 2000 {
-		t.Errorf("fault not applied on time to the master pod: %+v", f)
+	onPod := f.Pod == pod || (strings.HasSuffix(pod, "-") && strings.HasPrefix(f.Pod, pod))
+	if f.Outcome != v1alpha1.FaultApplied || !onPod || f.AppliedTime == nil || f.LateMs > 2000 {
+		t.Errorf("fault not applied on time to the master pod (%s): %+v", pod, f)
 	}
 	if len(f.CallsPerSecond) != 15 {
 		t.Errorf("calls per second around the fault: %v", f.CallsPerSecond)
@@ -69,7 +89,7 @@ spec:
 	if strings.TrimSpace(events) == "" {
 		t.Error("no FaultApplied Event")
 	}
-	if md := checkReport(t, ns, run); !strings.Contains(md, "\nFaults:") || !strings.Contains(md, "ha-fault-g1-redis-master-0") {
+	if md := checkReport(t, ns, run); !strings.Contains(md, "\nFaults:") || !strings.Contains(md, f.Pod) {
 		t.Errorf("report has no Faults section:\n%s", md)
 	}
 }
