@@ -153,7 +153,7 @@ func (r *BenchmarkRunReconciler) faultPod(run *v1alpha1.BenchmarkRun, role v1alp
 	if err != nil {
 		return nil, err
 	}
-	return target.FaultPod(ctx, r.uncached(), t, run.Namespace, role)
+	return target.FaultPod(ctx, r.uncached(), t, run.Namespace, prefix(run, run.Generation), role)
 }
 
 // deleteFaultPod deletes pod: grace period 0 for kill, the pod's own for restart. The UID

@@ -56,6 +56,21 @@ func (e *env) targetPod(run *v1alpha1.BenchmarkRun, suffix string, i int, role s
 	return pod
 }
 
+// foreignPod is a running pod with like's labels but a name outside the run's prefix.
+func (e *env) foreignPod(like *corev1.Pod, name string) *corev1.Pod {
+	e.t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: like.Labels}, Spec: like.Spec}
+	pod.ResourceVersion = ""
+	if err := k8sClient.Create(e.ctx, pod); err != nil {
+		e.t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	if err := k8sClient.Status().Update(e.ctx, pod); err != nil {
+		e.t.Fatal(err)
+	}
+	return pod
+}
+
 // podGone tells whether the pod was deleted (or is being deleted).
 func (e *env) podGone(name string) bool {
 	var p corev1.Pod
@@ -79,6 +94,7 @@ func TestFaultScheduling(t *testing.T) {
 	oldMaster := e.targetPod(run, "redis-master", 0, "replica")
 	master := e.targetPod(run, "redis-replica", 0, "master")
 	replica := e.targetPod(run, "redis-replica", 1, "replica")
+	intruder := e.foreignPod(master, "a-intruder") // selected by the Services, first by name, not the run's
 
 	e.clock.t = load.Add(9 * time.Second)
 	res := e.reconcile(run.Name)
@@ -103,6 +119,9 @@ func TestFaultScheduling(t *testing.T) {
 	if !e.hasEvent("FaultApplied") {
 		t.Errorf("no FaultApplied Event: %v", e.events)
 	}
+	if e.podGone(intruder.Name) {
+		t.Error("a pod not of the run, matching the role's Service, was deleted")
+	}
 
 	// set starts at 1m + 2s grace: the master kill is due at 1m22s
 	e.clock.t = load.Add(82 * time.Second)
@@ -116,7 +135,7 @@ func TestFaultScheduling(t *testing.T) {
 	e.clock.t = load.Add(92 * time.Second)
 	e.reconcile(run.Name)
 	fs = e.get(run.Name).Status.Faults
-	if len(fs) != 3 || fs[2].Outcome != v1alpha1.FaultFailed || !strings.Contains(fs[2].Message, "no running pod holds role sentinel") {
+	if len(fs) != 3 || fs[2].Outcome != v1alpha1.FaultFailed || !strings.Contains(fs[2].Message, "no running pod of this run holds role sentinel") {
 		t.Fatalf("sentinel fault without sentinel pods: %+v", fs)
 	}
 	if !e.hasEvent("FaultFailed") {

@@ -98,9 +98,10 @@ func (c *custom) FaultService(role v1alpha1.FaultRole) string {
 }
 
 // FaultPod is the pod a fault on role acts on now: of the running, not terminating pods the
-// role's Service selects, the first by name. c should read past any cache (target pods are
-// not cached by the manager).
-func FaultPod(ctx context.Context, c client.Reader, t Target, ns string, role v1alpha1.FaultRole) (*corev1.Pod, error) {
+// role's Service selects whose names start with prefix + "-" (the run generation's own pods:
+// a Service whose selector was edited to match other pods gets none of them deleted), the
+// first by name. c should read past any cache (target pods are not cached by the manager).
+func FaultPod(ctx context.Context, c client.Reader, t Target, ns, prefix string, role v1alpha1.FaultRole) (*corev1.Pod, error) {
 	f, ok := t.(Faultable)
 	if !ok || f.FaultService(role) == "" {
 		return nil, fmt.Errorf("a %s target has no role %s", t.Kind(), role)
@@ -120,12 +121,12 @@ func FaultPod(ctx context.Context, c client.Reader, t Target, ns string, role v1
 	var live []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Name, prefix+"-") {
 			live = append(live, p)
 		}
 	}
 	if len(live) == 0 {
-		return nil, fmt.Errorf("no running pod holds role %s (Service %s selects %d pods)", role, name, len(pods.Items))
+		return nil, fmt.Errorf("no running pod of this run holds role %s (Service %s selects %d pods)", role, name, len(pods.Items))
 	}
 	slices.SortFunc(live, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return live[0], nil
