@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/redistest"
 	"github.com/benchrun/benchrun/internal/resp"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // TestProbeKillAndRestart runs the fault probe against a real redis-server (with a password)
@@ -94,5 +96,39 @@ func TestNewProbe(t *testing.T) {
 	}
 	if p := NewProbe(ProbeInvocation{Env: map[string]string{plan.EnvTarget: `{"redis":{"addrs":["r:6379"]}}`}}); p != nil {
 		t.Errorf("no probe key: probe %+v", p)
+	}
+}
+
+// slowLoad is a scriptedLoad whose k6 runs for d once released.
+type slowLoad struct {
+	scriptedLoad
+	d time.Duration
+}
+
+// Wait implements Load.
+func (l *slowLoad) Wait() (int, error) {
+	time.Sleep(l.d)
+	return l.scriptedLoad.Wait()
+}
+
+// TestAgentStoresProbeReport: runner 0's agent, asked for the fault probe, probes a real
+// redis-server while k6 runs and stores the report with its final state.
+func TestAgentStoresProbeReport(t *testing.T) {
+	addr := redistest.Start(t)
+	c, a := setup(t, plan.Invocation{Script: "x.js", Env: map[string]string{
+		plan.EnvFaultProbe: "benchrun:fault-probe:r", plan.EnvTarget: `{"redis":{"addrs":["` + addr + `"]}}`}})
+	doc, _ := results.NewDocument("runner-0")
+	a.Load = &slowLoad{scriptedLoad: scriptedLoad{path: a.ResultFile, doc: doc}, d: 700 * time.Millisecond}
+	go func() { _, _ = release(c, 20*time.Millisecond) }()
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw := state(t, c).Data[KeyFaultProbe]
+	var r ProbeReport
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Fatalf("probe report %q: %v", raw, err)
+	}
+	if r.Acked < 3 || r.Lost != 0 || len(r.Outages) != 0 || r.Writes != r.Acked {
+		t.Errorf("probe report: %+v", r)
 	}
 }
