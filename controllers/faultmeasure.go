@@ -86,7 +86,6 @@ func probeReport(obs *observation) *runner.ProbeReport {
 	}
 	p.Outages = p.Outages[:min(len(p.Outages), runner.MaxProbeOutages)]
 	p.LostAckMs = p.LostAckMs[:min(len(p.LostAckMs), runner.MaxProbeLost)]
-	p.AckedPerSecond = p.AckedPerSecond[:min(len(p.AckedPerSecond), runner.MaxProbeSeconds)]
 	return &p
 }
 

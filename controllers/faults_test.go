@@ -184,13 +184,14 @@ func checkNoSecondKill(t *testing.T, e *env, run *v1alpha1.BenchmarkRun) {
 func checkFaultCollection(t *testing.T, e *env, run *v1alpha1.BenchmarkRun) {
 	t.Helper()
 	kill := run.Status.Faults[0].AppliedTime.UnixMilli()
-	probe := runner.ProbeReport{StartMs: kill - 80_000, EndMs: kill + 30_000, Writes: 2000, Acked: 1960,
-		AckStartMs: kill - kill%1000 - 80_000, AckedPerSecond: make([]int64, 110),
-		Outages: []runner.Outage{{FirstFailMs: kill + 300, RecoveredMs: kill + 7500, Failed: 40}},
-		Lost:    2, LostAckMs: []int64{kill - 20, kill + 100}}
-	for i := range probe.AckedPerSecond {
-		probe.AckedPerSecond[i] = 20
+	acks := make([]int64, 0, 2200) // every 50 ms from 80 s before the kill to 30 s after
+	for ms := kill - 80_000; ms < kill+30_000; ms += 50 {
+		acks = append(acks, ms)
 	}
+	probe := runner.ProbeReport{StartMs: kill - 80_000, EndMs: kill + 30_000, Writes: 2200, Acked: 2200,
+		AckTimes: runner.EncodeAckTimes(acks),
+		Outages:  []runner.Outage{{FirstFailMs: kill + 300, RecoveredMs: kill + 7500, Failed: 40}},
+		Lost:     2, LostAckMs: []int64{kill - 20, kill + 100}}
 	b, _ := json.Marshal(probe)
 	e.clock.t = run.Status.LoadStartTime.Add(125 * time.Second)
 	if cps := run.Status.Faults[0].CallsPerSecond; cps != nil {
@@ -200,7 +201,7 @@ func checkFaultCollection(t *testing.T, e *env, run *v1alpha1.BenchmarkRun) {
 	e.finishRunner(run, 0, 100)
 	done := e.until(run.Name, v1alpha1.PhaseSucceeded)
 	f := done.Status.Faults[0].Failover
-	if f == nil || f.Milliseconds != 7500 || !f.Recovered || f.FailedWrites != 40 || f.LostBefore != 1 || f.AckedBefore != 80*20 {
+	if f == nil || f.Milliseconds != 7500 || !f.Recovered || f.FailedWrites != 40 || f.LostBefore != 1 || f.AckedBefore != 1600 {
 		t.Fatalf("failover of the master kill: %+v", f)
 	}
 	if r := done.Status.Faults[1].Failover; r == nil || r.Milliseconds != 0 || r.FailedWrites != 0 {

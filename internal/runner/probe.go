@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,8 +30,6 @@ const (
 	MaxProbeOutages = 256
 	// MaxProbeLost bounds ProbeReport.LostAckMs.
 	MaxProbeLost = 1024
-	// MaxProbeSeconds bounds ProbeReport.AckedPerSecond (4 h; later acks are not counted there).
-	MaxProbeSeconds = 4 * 3600
 )
 
 // Outage is one run of consecutive failed marker writes.
@@ -53,11 +53,10 @@ type ProbeReport struct {
 	Writes int64 `json:"writes"`
 	// Acked counts acknowledged markers.
 	Acked int64 `json:"acked"`
-	// AckedPerSecond counts acknowledged markers per second of wall-clock time, the first
-	// value for the second starting at AckStartMs (bounded by MaxProbeMarkers).
-	AckedPerSecond []int64 `json:"ackedPerSecond,omitempty"`
-	// AckStartMs is the start of AckedPerSecond's first second (Unix ms, a whole second).
-	AckStartMs int64 `json:"ackStartMs,omitempty"`
+	// AckTimes are the acknowledgement times of the acknowledged markers, in order: base64 of
+	// signed varints, the first the Unix ms, each next the difference in ms from the one
+	// before (EncodeAckTimes; a few bytes per marker).
+	AckTimes string `json:"ackTimes,omitempty"`
 	// Outages are the runs of failed writes, oldest first (at most MaxProbeOutages).
 	Outages []Outage `json:"outages,omitempty"`
 	// OutagesDropped counts outages beyond MaxProbeOutages.
@@ -155,7 +154,6 @@ func (p *Probe) record(seq int64, start, end time.Time, err error) {
 	if err == nil {
 		r.Acked++
 		p.acks = append(p.acks, probeAck{seq: seq, ackMs: end.UnixMilli()})
-		p.countAck(end.UnixMilli())
 		if p.open != nil {
 			p.open.RecoveredMs = end.UnixMilli()
 			p.closeOutage()
@@ -188,6 +186,11 @@ func (p *Probe) Finish(ctx context.Context, wait time.Duration) ProbeReport {
 	}
 	r := p.report
 	r.Lost = -1
+	ms := make([]int64, len(p.acks))
+	for i, a := range p.acks {
+		ms[i] = a.ackMs
+	}
+	r.AckTimes = EncodeAckTimes(ms)
 	deadline := p.now().Add(wait)
 	var list string
 	var err error
@@ -223,31 +226,34 @@ func (p *Probe) Finish(ctx context.Context, wait time.Duration) ProbeReport {
 	return r
 }
 
-// countAck adds an acknowledgement at ms to AckedPerSecond.
-func (p *Probe) countAck(ms int64) {
-	r := &p.report
-	if len(r.AckedPerSecond) == 0 {
-		r.AckStartMs = ms - ms%1000
+// EncodeAckTimes encodes acknowledgement times (Unix ms, in order) as ProbeReport.AckTimes.
+func EncodeAckTimes(ms []int64) string {
+	buf := make([]byte, 0, len(ms)*2)
+	var prev int64
+	for _, m := range ms {
+		buf = binary.AppendVarint(buf, m-prev)
+		prev = m
 	}
-	i := (ms - r.AckStartMs) / 1000
-	if i < 0 || i >= MaxProbeSeconds {
-		return // a clock step backwards, or a very long run
-	}
-	for int64(len(r.AckedPerSecond)) <= i {
-		r.AckedPerSecond = append(r.AckedPerSecond, 0)
-	}
-	r.AckedPerSecond[i]++
+	return base64.StdEncoding.EncodeToString(buf)
 }
 
-// AckedBefore counts the markers acknowledged in the whole seconds before the one holding t
-// (Unix ms): exact to the second.
+// AckedBefore counts the markers acknowledged before t (Unix ms), reading at most
+// MaxProbeMarkers times from AckTimes (a runner's data: never trusted to be well formed).
 func (r ProbeReport) AckedBefore(t int64) int64 {
-	var n int64
-	for i, c := range r.AckedPerSecond {
-		if r.AckStartMs+int64(i+1)*1000 > t {
+	buf, err := base64.StdEncoding.DecodeString(r.AckTimes)
+	if err != nil {
+		return 0
+	}
+	var n, ms int64
+	for k := 0; k < MaxProbeMarkers && len(buf) > 0; k++ {
+		d, size := binary.Varint(buf)
+		if size <= 0 {
 			break
 		}
-		n += c
+		buf, ms = buf[size:], ms+d
+		if ms < t {
+			n++
+		}
 	}
 	return n
 }

@@ -50,8 +50,8 @@ func TestProbeKillAndRestart(t *testing.T) {
 	if o.FirstFailMs < killed.UnixMilli()-int64(ProbeInterval/time.Millisecond) || o.RecoveredMs < restarted.UnixMilli() || o.Failed < 1 {
 		t.Errorf("outage %+v does not span the kill (%d) to the restart (%d)", o, killed.UnixMilli(), restarted.UnixMilli())
 	}
-	before := r.AckedBefore(killed.UnixMilli() - killed.UnixMilli()%1000 + 1000) // to the second
-	if r.Lost < 1 || r.Lost != r.LostBefore(killed.UnixMilli()) || int64(len(r.LostAckMs)) != r.Lost {
+	before := r.AckedBefore(killed.UnixMilli())
+	if r.Lost < 1 || r.Lost != r.LostBefore(killed.UnixMilli()) || r.Lost != before || int64(len(r.LostAckMs)) != r.Lost {
 		t.Errorf("lost %d (acked before the kill %d, lost of them %d): want every marker acked before the kill", r.Lost, before, r.LostBefore(killed.UnixMilli()))
 	}
 	if r.Acked-r.Lost < 1 {
@@ -130,5 +130,20 @@ func TestAgentStoresProbeReport(t *testing.T) {
 	}
 	if r.Acked < 3 || r.Lost != 0 || len(r.Outages) != 0 || r.Writes != r.Acked {
 		t.Errorf("probe report: %+v", r)
+	}
+}
+
+// TestAckTimes: acknowledgement times survive the encoding exactly (a clock step backwards
+// included); garbage counts nothing.
+func TestAckTimes(t *testing.T) {
+	ms := []int64{1_000_000, 1_000_050, 1_000_049, 1_000_200, 1_003_000}
+	r := ProbeReport{AckTimes: EncodeAckTimes(ms)}
+	for _, c := range []struct{ t, want int64 }{{1_000_000, 0}, {1_000_050, 2}, {1_000_051, 3}, {1_000_201, 4}, {2_000_000, 5}} {
+		if got := r.AckedBefore(c.t); got != c.want {
+			t.Errorf("acked before %d: %d, want %d", c.t, got, c.want)
+		}
+	}
+	if got := (ProbeReport{AckTimes: "!!not base64"}).AckedBefore(2_000_000); got != 0 {
+		t.Errorf("garbage: %d", got)
 	}
 }
