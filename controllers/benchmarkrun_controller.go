@@ -169,6 +169,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if finished(run.Status.Phase) {
 		res = requeueSoon
 	}
+	res = s.requeueForFaults(res, r.now())
 	if res, err = r.patchStatus(ctx, s, res); err != nil {
 		return res, err
 	}

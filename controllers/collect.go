@@ -53,6 +53,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	st.Partial = sum.Partial
 	st.PartialReasons = sum.PartialReasons[:min(len(sum.PartialReasons), maxPartialReasons)]
 	st.Resources = r.resourceUsage(ctx, s, obs)
+	measureFaults(s.run, obs, merged) // faultmeasure.go: failover and timeline per fault
 	failedThresholds := r.judge(s)
 	if err := r.writeReport(ctx, s, sum); err != nil {
 		return err
@@ -146,6 +147,7 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 		}
 	}
 	renderVerdict(&md, &run.Status)
+	renderFaults(&md, &run.Status)
 	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
 	res, _ := json.Marshal(run.Status.Resources)
 	data, parts, err := reportData(title, sum, md.String(), string(res), reportName(run, run.Generation))

@@ -58,6 +58,7 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidLoad", err.Error())
 			return nil
 		}
+		withFaultProbe(run, &inv, i) // faults.go: runner 0 measures failover
 		for _, se := range inv.SecretEnv {
 			secrets[se.Name] = se.Secret
 		}

@@ -50,6 +50,7 @@ type step struct {
 	before *v1alpha1.BenchmarkRun
 	now    metav1.Time
 	events []event
+	wake   time.Time // when the next fault is due (faults.go); zero: none
 }
 
 // newStep starts a reconcile step.

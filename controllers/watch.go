@@ -14,6 +14,9 @@ import (
 // watchRunners follows the load (Running) until every runner finished or failed
 // (→ Collecting). Failed runners do not stop the others: their results are kept.
 func (r *BenchmarkRunReconciler) watchRunners(ctx context.Context, s *step) error {
+	if err := r.applyFaults(ctx, s); err != nil { // faults.go: spec.faults due by now
+		return err
+	}
 	obs, err := r.observeRunners(ctx, s)
 	if err != nil {
 		return err

@@ -14,6 +14,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || self.thresholds.all(t, !has(t.scenario) || self.load.scenarios.exists(s, s.name == t.scenario))",message="spec.thresholds[].scenario must name one of spec.load.scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || has(self.baseline) || self.thresholds.all(t, !has(t.expr) || !t.expr.matches('%\\\\s*$'))",message="relative thresholds (such as 'cps >= -5%') need spec.baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeouts) || !has(self.timeouts.run) || !self.timeouts.run.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || !has(self.load.duration) || !self.load.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || self.load.scenarios.exists(s, has(s.duration) && !s.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || duration(self.timeouts.run) >= ([duration('0s')] + self.load.scenarios.filter(s, !has(s.requests)).map(s, has(s.duration) ? duration(s.duration) : duration(self.load.duration))).sum()",message="timeouts.run is shorter than the scenarios' total duration (each scenario's duration, else load.duration; requests scenarios not counted): lengthen timeouts.run or leave it unset (default: that total + timeouts.targetReady + 10m)"
+// +kubebuilder:validation:XValidation:rule="!has(self.faults) || self.faults.all(f, !has(f.scenario) || self.load.scenarios.exists(s, s.name == f.scenario))",message="spec.faults[].scenario must name one of spec.load.scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.faults) || !has(self.load.duration) || !self.load.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || self.faults.all(f, !has(f.offset) || !has(f.scenario) || !f.offset.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || self.load.scenarios.all(s, s.name != f.scenario || (has(s.duration) && !s.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || duration(f.offset) < duration(has(s.duration) ? s.duration : self.load.duration)))",message="spec.faults[].offset must be shorter than its scenario's duration (the scenario's duration, else load.duration): a fault past the scenario's end would hit the next scenario or nothing"
+// +kubebuilder:validation:XValidation:rule="!has(self.faults) || self.faults.all(f, !has(f.role) || (f.role == 'master' && (has(self.target.redis) || (has(self.target.hetu) && has(self.target.hetu.backend.redis)))) || (f.role == 'replica' && ((has(self.target.redis) && has(self.target.redis.mode) && self.target.redis.mode != 'single') || (has(self.target.hetu) && has(self.target.hetu.backend.redis) && has(self.target.hetu.backend.redis.mode) && self.target.hetu.backend.redis.mode != 'single'))) || (f.role == 'sentinel' && ((has(self.target.redis) && has(self.target.redis.mode) && self.target.redis.mode == 'ha') || (has(self.target.hetu) && has(self.target.hetu.backend.redis) && has(self.target.hetu.backend.redis.mode) && self.target.hetu.backend.redis.mode == 'ha'))) || (f.role == 'proxy' && ((has(self.target.redis) && has(self.target.redis.mode) && self.target.redis.mode == 'proxy') || (has(self.target.hetu) && has(self.target.hetu.backend.redis) && has(self.target.hetu.backend.redis.mode) && self.target.hetu.backend.redis.mode == 'proxy'))) || (f.role == 'hetu' && has(self.target.hetu)) || (f.role == 'custom' && has(self.target.custom)))",message="spec.faults[].role must be a role the target has: master (redis, or hetu with a redis back end), replica (mode ha or proxy), sentinel (mode ha), proxy (mode proxy), hetu (hetu), custom (custom); an external target has none"
 type BenchmarkRunSpec struct {
 	// Target is the system under test: exactly one of hetu, redis, external or custom.
 	Target TargetSpec `json:"target"`
@@ -51,6 +54,13 @@ type BenchmarkRunSpec struct {
 	// Baseline names the earlier run this run is compared with (deltas, relative thresholds).
 	// +optional
 	Baseline *BaselineSpec `json:"baseline,omitempty"`
+
+	// Faults are injected into the target while the load runs (kill or restart the pod of a
+	// role at an offset in a scenario); status.faults says when and to which pod, and for the
+	// Redis write path the failover time and lost writes (README "Fault injection").
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Faults []Fault `json:"faults,omitempty"`
 }
 
 // CollectSpec says what is measured besides the load results.

@@ -128,6 +128,12 @@ type BenchmarkRunStatus struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	History []RunRecord `json:"history,omitempty"`
+
+	// Faults are spec.faults as applied (one entry per fault once it is due), with the
+	// failover measured after each.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Faults []FaultStatus `json:"faults,omitempty"`
 }
 
 // TargetStatus describes the target.

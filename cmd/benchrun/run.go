@@ -174,6 +174,9 @@ func (l *localRun) check(ctx context.Context) error {
 		return err
 	}
 	l.run = run
+	if len(run.Spec.Faults) > 0 { // fault injection acts on pods: the operator only (README "Fault injection")
+		return fmt.Errorf("%s: spec.faults: fault injection is %w (it runs on a cluster); remove spec.faults to run this file locally", l.file, local.ErrNotSupported)
+	}
 	if err := l.gate.load(run); err != nil {
 		return err
 	}

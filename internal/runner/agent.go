@@ -50,6 +50,9 @@ type Agent struct {
 	Now func() time.Time
 	// Load runs k6 (default: the K6 binary, started paused and released through its REST API).
 	Load Load
+
+	// probeReport is the fault probe's JSON report, stored with the final state.
+	probeReport string
 }
 
 // Load is one k6 run as the agent drives it.
@@ -97,7 +100,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.update(ctx, map[string]string{KeyState: StateRunning, KeyLoadStartedAt: started.UTC().Format(time.RFC3339Nano)}, nil); err != nil {
 		return err
 	}
+	stopProbe := a.startProbe(ctx, inv) // spec.faults: runner 0 measures failover (probe.go)
 	code, waitErr := a.Load.Wait()
+	stopProbe()
 	cpu1, err := readCPU(a.CgroupDir)
 	var usage *Usage // nil when the cgroup cannot be read: reported as unavailable, not as zero
 	if cpuErr == nil && err == nil {
@@ -254,6 +259,9 @@ func (a *Agent) finish(state, reason string, code int, usage *Usage) error {
 	if usage != nil {
 		b, _ := json.Marshal(usage)
 		data[KeyUsage] = string(b)
+	}
+	if a.probeReport != "" {
+		data[KeyFaultProbe] = a.probeReport
 	}
 	var binary map[string][]byte
 	if doc, err := os.ReadFile(a.ResultFile); err == nil {

@@ -1,0 +1,128 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FaultAction is what a fault does to the pod of its role.
+// +kubebuilder:validation:Enum=kill;restart
+type FaultAction string
+
+const (
+	// FaultKill deletes the pod with grace period 0 (SIGKILL); its controller recreates it.
+	FaultKill FaultAction = "kill"
+	// FaultRestart deletes the pod with its own grace period (SIGTERM first).
+	FaultRestart FaultAction = "restart"
+)
+
+// FaultRole names the pods a fault acts on, resolved when the fault is applied.
+// +kubebuilder:validation:Enum=master;replica;sentinel;proxy;hetu;custom
+type FaultRole string
+
+const (
+	// FaultRoleMaster is the current Redis master (after an earlier failover: the promoted
+	// replica); a single server for mode single.
+	FaultRoleMaster FaultRole = "master"
+	// FaultRoleReplica is one current Redis replica (the first by name).
+	FaultRoleReplica FaultRole = "replica"
+	// FaultRoleSentinel is one sentinel (mode ha).
+	FaultRoleSentinel FaultRole = "sentinel"
+	// FaultRoleProxy is one read/write-splitting proxy pod (mode proxy).
+	FaultRoleProxy FaultRole = "proxy"
+	// FaultRoleHeTu is one HeTu server pod.
+	FaultRoleHeTu FaultRole = "hetu"
+	// FaultRoleCustom is one pod of a custom target.
+	FaultRoleCustom FaultRole = "custom"
+)
+
+// Fault is one fault injected into a target pod while the load runs: offset after the start
+// of a scenario, the pod currently holding role is killed or restarted.
+type Fault struct {
+	// Scenario names the scenario (spec.load.scenarios[].name) the offset counts from.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Scenario string `json:"scenario"`
+
+	// Offset is when the fault is applied, counted from the scenario's start; it must be
+	// shorter than the scenario's duration.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="faults[].offset must be a duration such as 20s or 1m30s"
+	Offset metav1.Duration `json:"offset"`
+
+	// Action is kill (delete the pod, grace period 0) or restart (delete it gracefully).
+	Action FaultAction `json:"action"`
+
+	// Role is whose pod: master, replica or sentinel (Redis, also a HeTu target's Redis back
+	// end), proxy (Redis mode proxy), hetu, custom. The pod is chosen when the fault is due:
+	// master is the master at that moment.
+	Role FaultRole `json:"role"`
+}
+
+// FaultOutcome says what became of a fault.
+type FaultOutcome string
+
+const (
+	// FaultApplied means the pod was deleted.
+	FaultApplied FaultOutcome = "Applied"
+	// FaultFailed means the fault could not be applied (no pod held the role, or the delete
+	// failed); message says why.
+	FaultFailed FaultOutcome = "Failed"
+	// FaultNotApplied means the load ended (or was stopped) before the fault was due.
+	FaultNotApplied FaultOutcome = "NotApplied"
+)
+
+// FaultStatus is one fault of spec.faults as applied, with what was measured around it.
+type FaultStatus struct {
+	// Index is the fault's position in spec.faults.
+	Index int32 `json:"index"`
+	// Scenario, Action, Role and Offset repeat the fault's spec.
+	Scenario string `json:"scenario"`
+	// Action is the fault's action.
+	Action FaultAction `json:"action"`
+	// Role is the fault's role.
+	Role FaultRole `json:"role"`
+	// Offset is the fault's offset from the scenario's start.
+	Offset string `json:"offset"`
+	// AppliedTime is when the pod was deleted (or the attempt failed), to the microsecond.
+	// +optional
+	AppliedTime *metav1.MicroTime `json:"appliedTime,omitempty"`
+	// LateMs is how late the fault was applied after its due time, in milliseconds.
+	// +optional
+	LateMs int64 `json:"lateMs,omitempty"`
+	// Pod is the pod the fault acted on.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// Outcome is Applied, Failed or NotApplied.
+	Outcome FaultOutcome `json:"outcome"`
+	// Message says why a fault failed, or what was done.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// CallsPerSecond are the calls the runners started in each second around the fault, from
+	// 5 s before it to 10 s after (the merged per-second timeline of its scenario; the fault
+	// falls in the sixth value).
+	// +kubebuilder:validation:MaxItems=15
+	// +optional
+	CallsPerSecond []int64 `json:"callsPerSecond,omitempty"`
+	// Failover is measured for faults on the Redis write path (the run's fault probe, see the
+	// README's "Fault injection"); absent when not measured.
+	// +optional
+	Failover *FailoverStatus `json:"failover,omitempty"`
+}
+
+// FailoverStatus is what the fault probe (runner 0 writing a numbered marker through the
+// target's write endpoint every 50 ms) saw after one fault.
+type FailoverStatus struct {
+	// Milliseconds is the failover time: from the fault to the first marker write acknowledged
+	// after the first failed write that followed the fault (0 when no write failed).
+	Milliseconds int64 `json:"milliseconds"`
+	// Recovered is false when no write succeeded again before the load ended.
+	Recovered bool `json:"recovered"`
+	// FailedWrites counts marker writes that failed in that outage.
+	FailedWrites int64 `json:"failedWrites"`
+	// AckedBefore counts marker writes acknowledged before the fault.
+	AckedBefore int64 `json:"ackedBefore"`
+	// LostBefore counts those of them missing when the markers were read back after the load
+	// (acknowledged writes the failover lost); -1 when they could not be read back.
+	LostBefore int64 `json:"lostBefore"`
+}
