@@ -71,7 +71,10 @@ func TestRunDashboardQueries(t *testing.T) {
 		t.Skip("needs our k6: BENCHRUN_K6 (make test sets it to bin/k6)")
 	}
 	reg := prometheus.NewRegistry()
-	NewHistory(reg, DefaultHistoryRunsPerNamespace).Observe(finishedRun("bench", "live1", 1, 1))
+	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
+	h.Observe(finishedRun("bench", "live1", 1, 1))
+	// the live usage panels: what the manager's usage sampling exports while a run runs
+	h.LiveUsage(finishedRun("bench", "live1", 1, 1), []podSample{{"redis-master", "redis-0", 0.5, 8 << 20}}, time.Now())
 	exporter := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(exporter.Close)
 	prom := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
