@@ -242,6 +242,7 @@ func TestKubeletResourceUsage(t *testing.T) {
 
 	e.finishRunner(run, 0, 100)
 	run = e.until(run.Name, v1alpha1.PhaseSucceeded)
+	e.reconcile(run.Name) // a finished run: History.Observe
 	if n := testutil.CollectAndCount(e.r.History.live.cpu); n != 0 {
 		t.Errorf("%d live CPU series after the run finished, want none", n)
 	}
