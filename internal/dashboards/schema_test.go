@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -108,7 +109,8 @@ func schemaDir(t *testing.T) string {
 }
 
 func exitStderr(err error) string {
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return string(ee.Stderr)
 	}
 	return ""

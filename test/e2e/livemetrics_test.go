@@ -136,7 +136,7 @@ func (p promAPI) get(path string, params url.Values, out any) error {
 		Data   json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(raw), &body); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if body.Status != "success" {
 		return fmt.Errorf("%s %s: %s", path, params.Get("query"), body.Error)
