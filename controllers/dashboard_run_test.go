@@ -1,13 +1,10 @@
 package controllers
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/benchrun/benchrun/internal/dashboards"
 	"github.com/benchrun/benchrun/internal/livemetrics"
 	"github.com/benchrun/benchrun/internal/promtest"
 	"github.com/benchrun/benchrun/internal/redistest"
@@ -23,75 +21,31 @@ import (
 
 // runDashboard is the live dashboard, tested by TestRunDashboardQueries on a real run's
 // remote write (TestHistoryDashboardQueries covers the others).
-const runDashboard = "benchrun-run.json"
+const runDashboard = dashboards.Run
 
 // dashboardQueries returns the queries of a dashboard's template variables (label_values as
 // count by) and panels, with vars substituted.
 func dashboardQueries(t *testing.T, file string, vars *strings.Replacer) []string {
 	t.Helper()
-	var d struct {
-		Templating struct {
-			List []struct {
-				Name  string `json:"name"`
-				Query any    `json:"query"`
-			} `json:"list"`
-		} `json:"templating"`
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
+	d, err := dashboards.Load(file, vars)
+	if err != nil {
+		t.Fatal(err)
 	}
-	data, err := os.ReadFile(file)
-	if err != nil || json.Unmarshal(data, &d) != nil {
-		t.Fatalf("%s: not a dashboard: %v", file, err)
-	}
-	labelValues := regexp.MustCompile(`^label_values\((.*), *(\w+)\)$`)
 	var queries []string
-	for _, v := range d.Templating.List {
-		if q, ok := v.Query.(map[string]any); ok {
-			m := labelValues.FindStringSubmatch(fmt.Sprint(q["query"]))
-			if m == nil {
-				t.Fatalf("%s: variable %s: query %v is not label_values(...)", file, v.Name, q["query"])
-			}
-			queries = append(queries, fmt.Sprintf("count by (%s) (%s)", m[2], vars.Replace(m[1])))
-		}
-	}
-	for _, p := range d.Panels {
-		if len(p.Targets) == 0 {
-			t.Fatalf("%s: panel %q has no query", file, p.Title)
-		}
-		for _, tg := range p.Targets {
-			queries = append(queries, vars.Replace(tg.Expr))
-		}
+	for _, q := range d.Queries {
+		queries = append(queries, q.Expr)
 	}
 	return queries
 }
 
-// annotation is a dashboard annotation's name and query (variables substituted).
-type annotation struct{ name, expr string }
-
-// dashboardAnnotations returns a dashboard's Prometheus annotation queries.
-func dashboardAnnotations(t *testing.T, file string, vars *strings.Replacer) []annotation {
+// dashboardAnnotations returns a dashboard's Prometheus annotation queries (vars substituted).
+func dashboardAnnotations(t *testing.T, file string, vars *strings.Replacer) []dashboards.Annotation {
 	t.Helper()
-	var d struct {
-		Annotations struct {
-			List []struct {
-				Name string `json:"name"`
-				Expr string `json:"expr"`
-			} `json:"list"`
-		} `json:"annotations"`
+	d, err := dashboards.Load(file, vars)
+	if err != nil {
+		t.Fatal(err)
 	}
-	data, err := os.ReadFile(file)
-	if err != nil || json.Unmarshal(data, &d) != nil {
-		t.Fatalf("%s: not a dashboard: %v", file, err)
-	}
-	var out []annotation
-	for _, a := range d.Annotations.List {
-		out = append(out, annotation{a.Name, vars.Replace(a.Expr)})
-	}
-	return out
+	return d.Annotations
 }
 
 // liveScript is a k6 script for our k6: Redis GETs timed in Go, and every 10th iteration a
@@ -117,7 +71,10 @@ func TestRunDashboardQueries(t *testing.T) {
 		t.Skip("needs our k6: BENCHRUN_K6 (make test sets it to bin/k6)")
 	}
 	reg := prometheus.NewRegistry()
-	NewHistory(reg, DefaultHistoryRunsPerNamespace).Observe(finishedRun("bench", "live1", 1, 1))
+	h := NewHistory(reg, DefaultHistoryRunsPerNamespace)
+	h.Observe(finishedRun("bench", "live1", 1, 1))
+	// the live usage panels: what the manager's usage sampling exports while a run runs
+	h.LiveUsage(finishedRun("bench", "live1", 1, 1), []podSample{{"redis-master", "redis-0", 0.5, 8 << 20}}, time.Now())
 	exporter := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(exporter.Close)
 	prom := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
@@ -155,11 +112,12 @@ func TestRunDashboardQueries(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	// annotation queries must be valid PromQL; "load started" has data this soon after the run
+	// every annotation has data this soon after the run: "load started", and "runs finished"
+	// for live1, finished (its counter series new) less than 2 minutes ago
 	for _, a := range dashboardAnnotations(t, filepath.Join("../charts/benchrun/dashboards", runDashboard), vars) {
-		s, err := prom.Query(a.expr)
-		if err != nil || (a.name == "Load started" && len(s) == 0) {
-			t.Errorf("annotation %q: %s: %d series (%v)", a.name, a.expr, len(s), err)
+		s, err := prom.Query(a.Expr)
+		if err != nil || len(s) == 0 {
+			t.Errorf("annotation %q: %s: %d series (%v)", a.Name, a.Expr, len(s), err)
 		}
 	}
 	sel := `{namespace=~"bench", benchmarkrun=~"live1", scenario=~"get"}`

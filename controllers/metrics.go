@@ -28,6 +28,8 @@ type History struct {
 
 	cps, calls, errors, latency, duration, cpu, memory *prometheus.GaugeVec
 	finished                                           *prometheus.CounterVec
+
+	live liveUsage // CPU/memory of running runs' pods (liveusage.go)
 }
 
 // NewHistory registers the history metrics on reg; perNamespace < 1 means the default.
@@ -53,6 +55,7 @@ func NewHistory(reg prometheus.Registerer, perNamespace int) *History {
 			[]string{"namespace", "phase", "verdict"}),
 	}
 	reg.MustRegister(h.cps, h.calls, h.errors, h.latency, h.duration, h.cpu, h.memory, h.finished)
+	h.live = newLiveUsage(reg)
 	return h
 }
 
@@ -73,7 +76,8 @@ func (h *History) Observe(run *v1alpha1.BenchmarkRun) {
 		clear(h.seen)
 	}
 	h.seen[key] = true
-	h.forget(run.Namespace, run.Name) // an earlier generation of the same run
+	h.live.drop(run.Namespace + "/" + run.Name) // finished: no live usage any more
+	h.forget(run.Namespace, run.Name)           // an earlier generation of the same run
 	h.export(run, gen)
 	h.finished.WithLabelValues(run.Namespace, string(run.Status.Phase), string(run.Status.Verdict)).Inc()
 	names := append(h.order[run.Namespace], run.Name)

@@ -65,6 +65,7 @@ func (r *BenchmarkRunReconciler) sampleUsage(ctx context.Context, s *step) error
 	if !u.SampledAt.IsZero() && s.now.Sub(u.SampledAt) < r.sampleInterval() {
 		return nil
 	}
+	before := copySamples(u.Samples)
 	if items, ok := r.podMetrics(ctx, run); ok {
 		u.Samples.AddPodMetrics(items)
 	} else if r.Kubelet != nil {
@@ -75,6 +76,7 @@ func (r *BenchmarkRunReconciler) sampleUsage(ctx context.Context, s *step) error
 		return nil
 	}
 	u.SampledAt = s.now.Time
+	r.History.LiveUsage(run, latestSamples(before, u.Samples), s.now.Time)
 	err = r.saveUsage(ctx, run, u)
 	if kerrors.IsConflict(err) {
 		return nil // read from a stale cache: the next poll samples again

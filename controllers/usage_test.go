@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -219,6 +220,14 @@ func TestKubeletResourceUsage(t *testing.T) {
 	if !e.hasEvent("KubeletMetricsFailed") {
 		t.Fatalf("no KubeletMetricsFailed Event: %q", e.events)
 	}
+	// the newest sample of each pod, live for the run dashboard (liveusage.go)
+	masterPod := targetName(run, "redis-master") + "-0"
+	if got := testutil.ToFloat64(e.r.History.live.cpu.WithLabelValues(e.ns, run.Name, "redis-master", masterPod)); got < 0.409 || got > 0.411 {
+		t.Errorf("live CPU of %s: %v, want 0.41", masterPod, got)
+	}
+	if got := testutil.ToFloat64(e.r.History.live.memory.WithLabelValues(e.ns, run.Name, "redis-master", masterPod)); got != 100<<20 {
+		t.Errorf("live memory of %s: %v, want %d", masterPod, got, 100<<20)
+	}
 
 	// A restarted operator continues from the counters in the ConfigMap: its first scrape
 	// is already a sample.
@@ -233,6 +242,10 @@ func TestKubeletResourceUsage(t *testing.T) {
 
 	e.finishRunner(run, 0, 100)
 	run = e.until(run.Name, v1alpha1.PhaseSucceeded)
+	e.reconcile(run.Name) // a finished run: History.Observe
+	if n := testutil.CollectAndCount(e.r.History.live.cpu); n != 0 {
+		t.Errorf("%d live CPU series after the run finished, want none", n)
+	}
 	want := map[string]v1alpha1.ResourceUsage{
 		"redis-master":  {Role: "redis-master", Pods: 1, CPUAvgCores: 0.41, CPUMaxCores: 0.41, MemoryAvgBytes: 100 << 20, MemoryMaxBytes: 100 << 20, Source: usage.SourceKubelet},
 		"redis-replica": {Role: "redis-replica", Pods: 1, CPUAvgCores: 0.48, CPUMaxCores: 0.48, MemoryAvgBytes: 120 << 20, MemoryMaxBytes: 120 << 20, Source: usage.SourceKubelet},

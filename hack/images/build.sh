@@ -5,7 +5,7 @@
 #
 # Usage: hack/images/build.sh [--no-import] [IMAGE...]      (default: core)
 #   core            pause coredns manager runner redis valkey kubectl
-#   extra           redis-operator proxy hetu echo
+#   extra           redis-operator proxy hetu echo prometheus
 #   all             core + extra
 #   pause           benchrun.local/pause:3.10           sandbox image (hack/images/pause)
 #   coredns         benchrun.local/coredns:v1.12.4      coredns built by hack/build-k8s-binaries.sh all
@@ -23,6 +23,8 @@
 #   hetu            benchrun.local/hetu-bench:dev       hack/hetu-runtime.sh rootfs (Python 3.14, hetudb)
 #                                                        + examples/hetu-bench
 #   echo            benchrun.local/echo:dev             cmd/echo-server (/usr/local/bin/echo-server), uid 65532
+#   prometheus      benchrun.local/prometheus:2.42      the host's Debian /usr/bin/prometheus (package
+#                                                        prometheus) + the libc it links, uid 65532
 # Go images are rebuilt every time (the Go build cache makes that cheap; identical binaries give
 # identical images, which are then not imported again). Debian-based images are rebuilt only when
 # their package list or inputs change (key in IMAGE.tar.key). Build times go to
@@ -43,8 +45,8 @@ IMPORT=yes
 WANT=()
 for w in "${@:-core}"; do case $w in
   core) WANT+=(pause coredns manager runner redis valkey kubectl) ;;
-  extra) WANT+=(redis-operator proxy hetu echo) ;;
-  all) WANT+=(pause coredns manager runner redis valkey kubectl redis-operator proxy hetu echo) ;;
+  extra) WANT+=(redis-operator proxy hetu echo prometheus) ;;
+  all) WANT+=(pause coredns manager runner redis valkey kubectl redis-operator proxy hetu echo prometheus) ;;
   *) WANT+=("$w") ;;
 esac; done
 mkdir -p "$IMG"
@@ -284,6 +286,23 @@ build_hetu() {
     --env PYTHONUNBUFFERED=1 --env HETU_LISTEN=0.0.0.0:2466 --port 2466/tcp \
     --cmd '["hetu","start","--config=/srv/hetu-bench/config.yml"]'
   echo "$k" > "$IMG/hetu.tar.key"; rm -rf "$r"
+}
+build_prometheus() {
+  # the Debian package's binary (what the loopback tests run too) and the shared objects it
+  # links (ldd), nothing else: no shell, no package manager
+  command -v prometheus >/dev/null 2>&1 ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 --no-install-recommends prometheus >/dev/null
+  local bin k r l; bin=$(readlink -f "$(command -v prometheus)")
+  k=$(key_of "$(sha256sum "$bin" | cut -c1-64) $(ldd "$bin" | grep -o '/[^ ]*' | xargs -r readlink -f | xargs -r sha256sum)")
+  fresh prometheus "$k" && { log "prometheus: up to date"; return 0; }
+  r=$(stage prometheus)
+  mkdir -p "$r/bin" "$r/prometheus"; chown 65532:65532 "$r/prometheus"
+  cp "$bin" "$r/bin/prometheus"
+  for l in $(ldd "$bin" | grep -o '/[^ ]*'); do mkdir -p "$r$(dirname "$l")"; cp -L "$l" "$r$l"; done
+  flatten_mtimes "$r"
+  mk prometheus benchrun.local/prometheus:2.42 "$r" --entrypoint '["/bin/prometheus"]' --workdir /prometheus \
+    --user 65532:65532 --port 9090/tcp
+  echo "$k" > "$IMG/prometheus.tar.key"; rm -rf "$r"
 }
 
 for w in "${WANT[@]}"; do

@@ -101,7 +101,7 @@ func setupLocalCluster() error {
 	t := time.Now()
 	// Images first: cluster.sh up imports whatever tarballs exist.
 	var missing []string
-	for _, img := range []string{"pause", "coredns", "kubectl", "manager", "runner", "redis", "valkey", "proxy", "hetu", "redis-operator", "echo"} {
+	for _, img := range []string{"pause", "coredns", "kubectl", "manager", "runner", "redis", "valkey", "proxy", "hetu", "redis-operator", "echo", "prometheus"} {
 		if !fileExists(filepath.Join(cacheDir, "images", img+".tar")) {
 			missing = append(missing, img)
 		}
