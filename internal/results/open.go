@@ -71,10 +71,16 @@ func (r *Recorder) openRec() *openRecorder {
 }
 
 // RecordOpen records one call of an open-model scenario: due at intended, actually sent at
-// sent, answered at end. Latency gets end − intended (coordinated-omission corrected) with
-// the start at intended; ServiceTime gets end − sent. returnValue and errKind are as in Record.
+// sent, answered at end. Latency gets end − intended (coordinated-omission corrected),
+// ServiceTime end − sent; the start timeline counts the actual send (so CPS is the achieved
+// rate) and the scenario ends at end. returnValue and errKind are as in Record.
 func (r *Recorder) RecordOpen(intended, sent, end time.Time, returnValue, errKind string) {
-	r.Record(intended, end.Sub(intended), returnValue, errKind)
+	first, lastEnd := r.calls == 0, r.lastEnd
+	r.Record(sent, end.Sub(intended), returnValue, errKind)
+	if first {
+		lastEnd = end.UnixNano()
+	}
+	r.lastEnd = max(lastEnd, end.UnixNano(), sent.UnixNano())
 	r.openRec().service.record(end.Sub(sent))
 }
 

@@ -1,0 +1,298 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/v2/js/common"
+	"go.k6.io/k6/v2/lib"
+
+	"github.com/benchrun/benchrun/internal/results"
+)
+
+// MaxOpenVUs bounds the workers (connections) of one runner's open-model scenario.
+const MaxOpenVUs = 10000
+
+// openShards is the most recorders an open loop's workers share (each behind a mutex): the
+// memory stays bounded (each recorder holds two dense histograms, per step too) whatever maxVUs.
+const openShards = 8
+
+// OpenConfig is one runner's open-model scenario: the schedule, the worker pool and the command.
+type OpenConfig struct {
+	// Scenario and Type name the scenario the calls are recorded in.
+	Scenario, Type string
+	// Schedule says when each call is due.
+	Schedule *Schedule
+	// MaxVUs is the number of workers, each with its own connection.
+	MaxVUs int
+	// Args is the command template (renderTemplateData: __rand_int__, __data__).
+	Args []string
+	// KeySpace and DataSize fill the template's placeholders.
+	KeySpace, DataSize int64
+	// Redis is how each worker connects.
+	Redis RedisOptions
+}
+
+// OpenResult counts what an open loop did.
+type OpenResult struct {
+	Calls, Dropped int64
+}
+
+// openShard is a recorder shared by some workers, with one operation recorder per search step.
+type openShard struct {
+	mu    sync.Mutex
+	rec   *results.Recorder
+	steps map[int]*results.Recorder
+}
+
+// openLoop is one running open-model scenario.
+type openLoop struct {
+	cfg     OpenConfig
+	ctx     context.Context
+	start   time.Time
+	next    atomic.Int64
+	started []atomic.Int64 // calls sent, per segment
+	shards  []*openShard
+}
+
+// RunOpen runs an open-model scenario until its schedule ends or ctx is done: cfg.MaxVUs
+// workers take the next call number, wait until it is due, send it on their own connection and
+// record its corrected latency (from when it was due) and its service time (from when it was
+// sent). A call that no worker started before its deadline (the schedule's end, or its step's
+// end in a search) is dropped: counted, never sent.
+func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
+	if cfg.Schedule == nil || cfg.MaxVUs < 1 || cfg.MaxVUs > MaxOpenVUs || len(cfg.Args) == 0 {
+		return OpenResult{}, fmt.Errorf("open model: need a schedule, 1..%d maxVUs and a command", MaxOpenVUs)
+	}
+	o := &openLoop{cfg: cfg, ctx: ctx, start: time.Now(), started: make([]atomic.Int64, len(cfg.Schedule.Segments()))}
+	for range min(cfg.MaxVUs, openShards) {
+		o.shards = append(o.shards, &openShard{rec: recorders.add(cfg.Scenario, cfg.Type), steps: map[int]*results.Recorder{}})
+	}
+	var wg sync.WaitGroup
+	for w := range cfg.MaxVUs {
+		countVU(cfg.Scenario)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.worker(o.shards[w%len(o.shards)])
+		}()
+	}
+	wg.Wait()
+	return o.finish(), nil
+}
+
+// openGrace is how long after its deadline a late call may still start: the timer slack of a
+// busy machine, so a call due in the last instant of a step is not dropped for waking late.
+const openGrace = 100 * time.Millisecond
+
+// deadline is the offset by which a call of segment k must have started: its search step's
+// end, else the schedule's end, plus openGrace.
+func (o *openLoop) deadline(k int) time.Duration {
+	s := o.cfg.Schedule
+	if s.Segments()[k].Step > 0 {
+		return s.SegmentEnd(k) + openGrace
+	}
+	return s.Duration() + openGrace
+}
+
+// worker sends calls until the schedule ends, the context is done or a deadline passes.
+func (o *openLoop) worker(sh *openShard) {
+	w := newOpenWorker(o.cfg)
+	defer w.close()
+	for o.ctx.Err() == nil {
+		i := o.next.Add(1) - 1
+		off, k, ok := o.cfg.Schedule.At(i)
+		if !ok {
+			return
+		}
+		due := o.start.Add(off)
+		if d := time.Until(due); d > 0 {
+			sleepCtx(o.ctx, d)
+			if o.ctx.Err() != nil {
+				return
+			}
+		}
+		if time.Since(o.start) >= o.deadline(k) {
+			if o.cfg.Schedule.Segments()[k].Step == 0 {
+				return // past the scenario's end: what is left is dropped
+			}
+			continue // past its step's end: dropped, take the next call
+		}
+		o.started[k].Add(1)
+		sent := time.Now()
+		val, kind := w.call(o.ctx)
+		end := time.Now()
+		sh.record(o.cfg.Schedule.Segments()[k].Step, due, sent, end, val, kind, w)
+	}
+}
+
+// record counts one call in the shard's recorder and its step's.
+func (sh *openShard) record(step int, due, sent, end time.Time, val, kind string, w *openWorker) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.rec.RecordOpen(due, sent, end, val, kind)
+	if w.conn != nil {
+		s, r := w.conn.Bytes()
+		sh.rec.AddBytes(s, r)
+	}
+	if step > 0 {
+		sh.step(step).RecordOpen(due, sent, end, val, kind)
+	}
+}
+
+// step returns the shard's recorder of search step i; call with mu held.
+func (sh *openShard) step(i int) *results.Recorder {
+	r, ok := sh.steps[i]
+	if !ok {
+		r = sh.rec.Op(results.StepName(i))
+		sh.steps[i] = r
+	}
+	return r
+}
+
+// finish writes the target rates and dropped calls (into the first shard, so merges add them
+// once), retires the recorders and returns the totals.
+func (o *openLoop) finish() OpenResult {
+	s := o.cfg.Schedule
+	elapsed := min(time.Since(o.start), s.Duration()) // calls due after an interruption are not dropped
+	sh := o.shards[0]
+	var res OpenResult
+	sh.mu.Lock()
+	sh.rec.SetTargetRate(s.MeanRate())
+	for k, g := range s.Segments() {
+		started := o.started[k].Load()
+		dropped := max(s.DueBefore(k, elapsed)-started, 0)
+		res.Calls += started
+		res.Dropped += dropped
+		if g.Step > 0 {
+			op := sh.step(g.Step)
+			op.SetTargetRate(g.From)
+			op.AddDropped(dropped)
+		}
+	}
+	sh.rec.AddDropped(res.Dropped)
+	sh.mu.Unlock()
+	for _, x := range o.shards {
+		recorders.retire(x.rec)
+	}
+	return res
+}
+
+// openWorker is one worker's connection, command buffer and random source.
+type openWorker struct {
+	cfg       OpenConfig
+	conn      *Conn
+	rng       *rand.Rand
+	cmd       []byte
+	holes     []int
+	dataHoles []int
+	pool      []byte
+	vals      redisClient // per-worker reply-string caches (replyStr)
+}
+
+// newOpenWorker prepares a worker (it connects on its first call).
+func newOpenWorker(cfg OpenConfig) *openWorker {
+	w := &openWorker{cfg: cfg, rng: newRand(), vals: redisClient{lastBulkN: -2}}
+	w.cmd, w.holes, w.dataHoles = renderTemplateData(cfg.Args, cfg.KeySpace > 0, int(max(cfg.DataSize, 1)))
+	if len(w.dataHoles) > 0 {
+		w.pool = make([]byte, 4096+max(cfg.DataSize, 1))
+		for i := range w.pool {
+			w.pool[i] = byte(' ' + w.rng.IntN(95))
+		}
+	}
+	return w
+}
+
+// call sends the command once and reads the reply: the recorded value, or the error kind.
+func (w *openWorker) call(ctx context.Context) (val, kind string) {
+	if w.conn == nil {
+		c, err := DialRedis(ctx, w.cfg.Redis)
+		if err != nil {
+			return "", "connect"
+		}
+		w.conn = c
+		c.Watch(ctx)
+	}
+	for _, h := range w.holes {
+		putDigits(w.cmd[h:h+len(randPlaceholder)], w.rng.Uint64N(uint64(w.cfg.KeySpace)))
+	}
+	for _, h := range w.dataHoles {
+		n := int(max(w.cfg.DataSize, 1))
+		off := w.rng.IntN(len(w.pool) - n + 1)
+		copy(w.cmd[h:h+n], w.pool[off:])
+	}
+	_, _ = w.conn.w.Write(w.cmd)
+	err := w.conn.Flush()
+	var r Reply
+	if err == nil {
+		r, err = w.conn.SkipReply()
+	}
+	if err != nil {
+		w.close() // redial on the next call
+		return "", errKind(err)
+	}
+	return w.vals.replyStr(r)
+}
+
+// close closes the worker's connection.
+func (w *openWorker) close() {
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
+}
+
+// jsOpen is client.open({segments: [{from, to, durationMs, step}], maxVUs, args}): runs the
+// VU's current scenario as an open model with this client's connection settings (one
+// connection per worker) and returns {calls, dropped}. It blocks until the schedule ends.
+func (rc *redisClient) jsOpen(c sobek.FunctionCall) sobek.Value {
+	rt := rc.m.vu.Runtime()
+	cfg, err := rc.openConfig(c.Argument(0))
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	res, err := RunOpen(rc.m.vu.Context(), cfg)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	return rt.ToValue(map[string]any{"calls": res.Calls, "dropped": res.Dropped})
+}
+
+// openConfig reads open()'s argument.
+func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
+	ss := lib.GetScenarioState(rc.m.vu.Context())
+	if ss == nil || rc.m.vu.State() == nil {
+		return OpenConfig{}, errors.New("redis.open: call it from a scenario's function")
+	}
+	obj, _ := arg.Export().(map[string]any)
+	cfg := OpenConfig{Scenario: ss.Name, MaxVUs: int(num(obj["maxVUs"])), KeySpace: rc.keyspace, DataSize: rc.dataSize, Redis: rc.opts}
+	if a, ok := obj["args"].([]any); ok {
+		for _, x := range a {
+			cfg.Args = append(cfg.Args, str(x))
+		}
+	}
+	if len(cfg.Args) == 0 {
+		return cfg, errors.New("redis.open: args (the command) missing")
+	}
+	cfg.Type = str(obj["type"])
+	if cfg.Type == "" {
+		cfg.Type = "redis." + strings.ToLower(cfg.Args[0])
+	}
+	segs, _ := obj["segments"].([]any)
+	var plan []Segment
+	for _, x := range segs {
+		m, _ := x.(map[string]any)
+		plan = append(plan, Segment{From: flt(m["from"]), To: flt(m["to"]),
+			Duration: time.Duration(num(m["durationMs"])) * time.Millisecond, Step: int(num(m["step"]))})
+	}
+	s, err := NewSchedule(plan)
+	cfg.Schedule = s
+	return cfg, err
+}
