@@ -25,10 +25,10 @@ type openRecorder struct {
 
 // histRecorder is a dense HDR histogram (the layout of Recorder's latency).
 type histRecorder struct {
-	counts         []int64
-	n, min, max    int64
-	sum            int64
-	sumSquares     float64
+	counts      []int64
+	n, min, max int64
+	sum         int64
+	sumSquares  float64
 }
 
 // record adds one duration.
