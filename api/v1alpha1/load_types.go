@@ -95,6 +95,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.pipeline) || self.type == 'tcp.echo')",message="pipeline applies only to tcp.echo scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.http) || self.type == 'http')",message="http settings apply only to type: http"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.params) || self.type == 'script' || self.params.all(k, k == 'batch' || (self.type.startsWith('hetu.') && k == 'seed') || (self.type in ['redis.get', 'redis.upsert'] && k == 'prefill') || ((self.type.startsWith('redis.') || self.type == 'ycsb') && k == 'serverCounts')))",message="params of a built-in scenario type take only the keys it reads: batch (every type), seed (hetu.*), prefill (redis.get, redis.upsert), serverCounts (redis.*, ycsb); use the scenario's own fields for the rest (ycsb, http, keySpace, bodySize...); free params are for type: script"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.type) || self.type in ['redis.get', 'redis.set', 'redis.ping', 'redis.command']",message="arrival (the open model) applies to redis.get, redis.set, redis.ping and redis.command scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.requests)",message="set either arrival or requests on a scenario, not both (an arrival-rate scenario makes as many calls as its rate and duration say)"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.duration) || has(self.arrival.rate)",message="a scenario with arrival.stages or arrival.search lasts as long as its stages or steps: do not set its duration"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
@@ -159,6 +162,11 @@ type Scenario struct {
 	// Script is the custom k6 script of a script scenario.
 	// +optional
 	Script *ScriptSource `json:"script,omitempty"`
+
+	// Arrival runs the scenario as an open model (an arrival rate, a ramp or a saturation
+	// search) instead of workers × tasksPerWorker closed loops; see ArrivalSpec.
+	// +optional
+	Arrival *ArrivalSpec `json:"arrival,omitempty"`
 
 	// Params are extra parameters passed to the scenario script as environment variables.
 	// +kubebuilder:validation:MaxProperties=64
