@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"math"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -107,4 +110,107 @@ type SearchSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	MaxErrorPercent *float64 `json:"maxErrorPercent,omitempty"`
+}
+
+// Defaults of ArrivalSpec and SearchSpec fields left unset.
+const (
+	// DefaultArrivalMaxVUs is arrival.maxVUs when unset.
+	DefaultArrivalMaxVUs = 100
+	// DefaultSearchMaxSteps is arrival.search.maxSteps when unset.
+	DefaultSearchMaxSteps = 8
+)
+
+// Length is how long an arrival scenario lasts when its arrival says so (stages: their total;
+// search: maxSteps × stepDuration); ok is false for a constant rate (the scenario's duration
+// applies) or without arrival.
+func (a *ArrivalSpec) Length() (d time.Duration, ok bool) {
+	switch {
+	case a == nil:
+		return 0, false
+	case a.Search != nil:
+		return time.Duration(len(a.Search.Rates())) * a.Search.StepDuration.Duration, true
+	case len(a.Stages) > 0:
+		for _, st := range a.Stages {
+			d += st.Duration.Duration
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// Unit is the period rates are given per (timeUnit, default 1s).
+func (a *ArrivalSpec) Unit() time.Duration {
+	if a.TimeUnit != nil && a.TimeUnit.Duration > 0 {
+		return a.TimeUnit.Duration
+	}
+	return time.Second
+}
+
+// Rates are the search's step rates in calls per timeUnit: startRate × factor^i rounded, or
+// startRate + i × step, for maxSteps steps.
+func (s *SearchSpec) Rates() []int64 {
+	n := DefaultSearchMaxSteps
+	if s.MaxSteps != nil {
+		n = int(*s.MaxSteps)
+	}
+	out := make([]int64, 0, n)
+	for i := range n {
+		switch {
+		case s.Factor != nil:
+			out = append(out, int64(math.Round(float64(s.StartRate)*math.Pow(*s.Factor, float64(i)))))
+		case s.Step != nil:
+			out = append(out, s.StartRate+int64(i)**s.Step)
+		default:
+			out = append(out, s.StartRate)
+		}
+	}
+	return out
+}
+
+// OpenModelResult is the open-model part of a scenario's result.
+type OpenModelResult struct {
+	// TargetRate is the intended rate in calls per second (a ramp's mean).
+	TargetRate float64 `json:"targetRate"`
+	// AchievedRatio is CPS / targetRate.
+	AchievedRatio float64 `json:"achievedRatio"`
+	// Dropped counts the calls due that no connection could start in time.
+	// +optional
+	Dropped int64 `json:"dropped,omitempty"`
+	// ServiceP50Ms and ServiceP99Ms are the service time's percentiles (actual send → reply),
+	// not corrected for coordinated omission.
+	ServiceP50Ms float64 `json:"serviceP50Ms"`
+	ServiceP99Ms float64 `json:"serviceP99Ms"`
+	// Search is the saturation search's outcome.
+	// +optional
+	Search *SearchResult `json:"search,omitempty"`
+}
+
+// SearchResult is a saturation search's outcome.
+type SearchResult struct {
+	// Rule is the stop rule as text.
+	// +optional
+	Rule string `json:"rule,omitempty"`
+	// BestRate is the highest step rate (calls/s) that met the rule; 0 when none did.
+	BestRate float64 `json:"bestRate"`
+	// Steps are the steps in order.
+	// +kubebuilder:validation:MaxItems=15
+	Steps []SearchStepResult `json:"steps"`
+}
+
+// SearchStepResult is one step of a saturation search.
+type SearchStepResult struct {
+	// TargetRate is the step's intended rate in calls per second.
+	TargetRate float64 `json:"targetRate"`
+	// CPS is the achieved calls per second.
+	CPS float64 `json:"cps"`
+	// P50Ms and P99Ms are the corrected latency percentiles.
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	// Errors and Dropped count the step's failed and dropped calls.
+	// +optional
+	Errors int64 `json:"errors,omitempty"`
+	// +optional
+	Dropped int64 `json:"dropped,omitempty"`
+	// Passed tells whether the step met the rule.
+	Passed bool `json:"passed"`
 }

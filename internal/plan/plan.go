@@ -167,6 +167,8 @@ type Scenario struct {
 	Command []string `json:"command,omitempty"`
 	// DataSize is the size of each __data__ value of a redis.command scenario (0: default).
 	DataSize int32 `json:"dataSize,omitempty"`
+	// Arrival, when set, runs the scenario as an open model (arrival.go).
+	Arrival *Arrival `json:"arrival,omitempty"`
 }
 
 // HTTPRequest is an http scenario's request.
@@ -289,12 +291,10 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	var offset time.Duration
 	var custom []string // script scenario names, in order
 	for _, s := range load.Scenarios {
-		d := load.Duration.Duration
-		if s.Duration != nil {
-			d = s.Duration.Duration
-		}
+		d := scenarioLength(&load, s)
 		sc := scenarioFor(s, offset, d, vus)
 		fixedCount(&sc, s, index, count)
+		sc.Arrival = arrivalFor(s.Arrival, d, index, count)
 		if s.Type == v1alpha1.ScenarioScript {
 			if _, ok := o.scripts[s.Name]; !ok {
 				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
@@ -564,6 +564,7 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 	if trim.CoolDown != nil {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
+	opts.Search = searchRules(run)
 	return opts
 }
 
