@@ -71,19 +71,31 @@ func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
 	if cfg.Schedule == nil || cfg.MaxVUs < 1 || cfg.MaxVUs > MaxOpenVUs || len(cfg.Args) == 0 {
 		return OpenResult{}, fmt.Errorf("open model: need a schedule, 1..%d maxVUs and a command", MaxOpenVUs)
 	}
-	o := &openLoop{cfg: cfg, ctx: ctx, start: time.Now(), started: make([]atomic.Int64, len(cfg.Schedule.Segments()))}
+	o := &openLoop{cfg: cfg, ctx: ctx, started: make([]atomic.Int64, len(cfg.Schedule.Segments()))}
 	for range min(cfg.MaxVUs, openShards) {
 		o.shards = append(o.shards, &openShard{rec: recorders.add(cfg.Scenario, cfg.Type), steps: map[int]*results.Recorder{}})
 	}
-	var wg sync.WaitGroup
+	// Every worker connects first; the schedule starts once all have tried, so no call's
+	// latency holds a connection set-up (a worker whose dial failed retries on its first call).
+	var wg, ready sync.WaitGroup
+	begin := make(chan struct{})
 	for w := range cfg.MaxVUs {
 		countVU(cfg.Scenario)
 		wg.Add(1)
+		ready.Add(1)
 		go func() {
 			defer wg.Done()
-			o.worker(o.shards[w%len(o.shards)])
+			ow := newOpenWorker(cfg)
+			defer ow.close()
+			ow.dial(ctx)
+			ready.Done()
+			<-begin
+			o.worker(ow, o.shards[w%len(o.shards)])
 		}()
 	}
+	ready.Wait()
+	o.start = time.Now()
+	close(begin)
 	wg.Wait()
 	return o.finish(), nil
 }
@@ -103,9 +115,7 @@ func (o *openLoop) deadline(k int) time.Duration {
 }
 
 // worker sends calls until the schedule ends, the context is done or a deadline passes.
-func (o *openLoop) worker(sh *openShard) {
-	w := newOpenWorker(o.cfg)
-	defer w.close()
+func (o *openLoop) worker(w *openWorker, sh *openShard) {
 	for o.ctx.Err() == nil {
 		i := o.next.Add(1) - 1
 		off, k, ok := o.cfg.Schedule.At(i)
@@ -210,15 +220,23 @@ func newOpenWorker(cfg OpenConfig) *openWorker {
 	return w
 }
 
-// call sends the command once and reads the reply: the recorded value, or the error kind.
-func (w *openWorker) call(ctx context.Context) (val, kind string) {
+// dial connects the worker unless it is connected; it reports whether it is.
+func (w *openWorker) dial(ctx context.Context) bool {
 	if w.conn == nil {
 		c, err := DialRedis(ctx, w.cfg.Redis)
 		if err != nil {
-			return "", "connect"
+			return false
 		}
 		w.conn = c
 		c.Watch(ctx)
+	}
+	return true
+}
+
+// call sends the command once and reads the reply: the recorded value, or the error kind.
+func (w *openWorker) call(ctx context.Context) (val, kind string) {
+	if !w.dial(ctx) {
+		return "", "connect"
 	}
 	for _, h := range w.holes {
 		putDigits(w.cmd[h:h+len(randPlaceholder)], w.rng.Uint64N(uint64(w.cfg.KeySpace)))
