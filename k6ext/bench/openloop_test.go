@@ -169,7 +169,7 @@ func TestOpenModelSearchSteps(t *testing.T) {
 	// 500 calls/s, whatever the connections.
 	addr, _ := pausedRedis(t, "--enable-debug-command", "yes")
 	var segs []Segment
-	for i, rate := range []float64{100, 200, 400, 800} {
+	for i, rate := range []float64{50, 100, 400, 1600} {
 		segs = append(segs, Segment{From: rate, To: rate, Duration: 2 * time.Second, Step: i + 1})
 	}
 	sched, err := NewSchedule(segs)
@@ -181,7 +181,8 @@ func TestOpenModelSearchSteps(t *testing.T) {
 	_, s := runOpenScenario(t, cfg)
 	opts := results.DefaultOptions()
 	onePct := 1.0
-	opts.Search = map[string]results.SearchRule{"open_search": {MaxP99: 100 * time.Millisecond, MaxErrorPercent: &onePct}}
+	// 300 ms: far below the saturated step's ~1 s, above what a busy 2-core machine adds
+	opts.Search = map[string]results.SearchRule{"open_search": {MaxP99: 300 * time.Millisecond, MaxErrorPercent: &onePct}}
 	sum := results.Summarize(&results.Document{Scenarios: []results.Scenario{s}}, opts).Scenarios[0]
 	var md strings.Builder
 	_ = results.RenderMarkdown(&md, "", results.Summary{Scenarios: []results.ScenarioSummary{sum}})
@@ -191,10 +192,10 @@ func TestOpenModelSearchSteps(t *testing.T) {
 		t.Fatalf("%d steps, want 4", len(st))
 	}
 	if !st[0].Passed || st[3].Passed {
-		t.Errorf("step 1 (100/s) passed %v, step 4 (800/s) passed %v; want true, false", st[0].Passed, st[3].Passed)
+		t.Errorf("step 1 (50/s) passed %v, step 4 (1600/s) passed %v; want true, false", st[0].Passed, st[3].Passed)
 	}
-	if b := sum.Open.Search.BestRate; b < 100 || b > 400 {
-		t.Errorf("best rate %v, want 100..400 (the server saturates below 500/s)", b)
+	if b := sum.Open.Search.BestRate; b < 50 || b > 400 {
+		t.Errorf("best rate %v, want 50..400 (the server saturates below 500/s)", b)
 	}
 	if st[3].CPS > 0.8*st[3].TargetRate || st[3].Dropped == 0 {
 		t.Errorf("step 4 achieved %v CPS of %v/s with %d dropped: no plateau", st[3].CPS, st[3].TargetRate, st[3].Dropped)
