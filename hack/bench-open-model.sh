@@ -3,11 +3,15 @@
 # redis-server, through benchrun.js and our k6's Go open loop (client.open):
 #
 #   (a) rate accuracy below saturation: for each rate of OPEN_RATES, a constant-arrival GET
-#       scenario of OPEN_SECONDS; prints target, achieved (CPS from the actual sends, and Redis'
-#       own GET count over the scheduled time) and their ratios to the target.
+#       scenario of OPEN_SECONDS; prints target, achieved (Redis' own GET count over the
+#       scheduled time, the "within 1 %" check, and CPS: the actual sends, 10 % trimmed at
+#       each end) and their ratios to the target.
 #   (b) a 1 s SIGSTOP of redis-server in the middle of a PAUSE_RATE run: the corrected p99
 #       (from each call's intended start) next to the uncorrected service-time p99 (from its
 #       actual send), the baseline a closed-loop tool reports.
+#
+#   (c) k6's CPU per call: the open loop at CPU_RATE/s vs the closed loop (benchrun.js, 8 VUs,
+#       100 calls per iteration) for the same time: CPU seconds (user + sys) over calls made.
 #
 #   hack/bench-open-model.sh     env: K6=bin/k6 OPEN_RATES="5000 20000" OPEN_SECONDS=8 PAUSE_RATE=2000 MAX_VUS=32
 set -euo pipefail
@@ -16,6 +20,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/hack/bench-lib.sh"
 K6=${K6:-$ROOT/bin/k6}
 OPEN_RATES=${OPEN_RATES:-5000 20000}
+CPU_RATE=${CPU_RATE:-3000}
 OPEN_SECONDS=${OPEN_SECONDS:-8}
 PAUSE_RATE=${PAUSE_RATE:-2000}
 MAX_VUS=${MAX_VUS:-32}
@@ -23,16 +28,24 @@ need redis-server redis-cli
 setup_redis
 go build -o "$WORK/benchrun" "$ROOT/cmd/benchrun"
 
-# run_open NAME RATE SECONDS: one arrival-rate GET scenario; the summary JSON goes to WORK/NAME.json.
+# run_open NAME RATE SECONDS [closed]: one arrival-rate GET scenario (with "closed": 8 closed-loop
+# VUs instead); the summary JSON goes to WORK/NAME.json, k6's CPU seconds to WORK/NAME.cpu.
 run_open() {
   local ms=$(($3 * 1000))
   local plan
   plan=$(printf '{"scenarios":[{"name":"%s","type":"redis.get","startMs":0,"durationMs":%d,"vus":1,"keySpace":10000,"params":{"serverCounts":"false","prefill":"false"},"arrival":{"segments":[{"from":%s,"to":%s,"durationMs":%d}],"maxVUs":%d}}],"graceMs":2000}' \
     "$1" "$ms" "$2" "$2" "$ms" "$MAX_VUS")
+  if [[ ${4:-} == closed ]]; then
+    plan=$(printf '{"scenarios":[{"name":"%s","type":"redis.get","startMs":0,"durationMs":%d,"vus":8,"keySpace":10000,"params":{"serverCounts":"false","prefill":"false"}}],"graceMs":2000}' "$1" "$ms")
+  fi
   redis-cli -p "$PORT" config resetstat >/dev/null
   BENCHRUN_PLAN=$plan BENCHRUN_TARGET="{\"redis\":{\"addrs\":[\"127.0.0.1:$PORT\"]}}" BENCHRUN_RUNNER=bench \
-    "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/$1.doc.json" "$ROOT/scripts/k6/benchrun.js" \
-    >"$WORK/k6.log" 2>&1 || { cat "$WORK/k6.log" >&2; exit 1; }
+    python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT).returncode
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.3f}", file=sys.stderr)
+sys.exit(rc)' "$WORK/k6.log" "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/$1.doc.json" "$ROOT/scripts/k6/benchrun.js" \
+    2>"$WORK/$1.cpu" || { cat "$WORK/k6.log" >&2; exit 1; }
   "$WORK/benchrun" report --output json "$WORK/$1.doc.json" >"$WORK/$1.json"
   redis-cli -p "$PORT" info commandstats | awk -F'[=:,]' '/^cmdstat_get:/ {print $3}' >"$WORK/$1.gets"
 }
@@ -48,7 +61,7 @@ o = s["open"]
 print(f"  target {rate:>8,.0f}/s  achieved CPS {s['cps']:>10,.2f} (ratio {s['cps']/rate:.4f})  "
       f"Redis counted {gets:,} GETs = {gets/secs:,.1f}/s (ratio {gets/(rate*secs):.4f})  dropped {o['dropped']}  "
       f"p99 corrected {s['latencyMs']['p99']} ms, service {o['serviceTimeMs']['p99']} ms  "
-      f"{'within 1 %' if abs(s['cps']/rate-1) <= 0.01 and abs(gets/(rate*secs)-1) <= 0.01 else 'NOT within 1 %'}")
+      f"{'calls within 1 % of target' if abs(gets/(rate*secs)-1) <= 0.01 else 'calls NOT within 1 % of target'}")
 PY
 done
 
@@ -66,4 +79,24 @@ print(f"  {'corrected (intended start)':28} {l['p50']:>8} {l['p90']:>8} {l['p99'
 print(f"  {'service time (uncorrected)':28} {v['p50']:>8} {v['p90']:>8} {v['p99']:>8} {v['p999']:>8} {v['max']:>8}")
 ratio = l['p99'] / v['p99'] if v['p99'] else float('inf')
 print(f"  p99 corrected / uncorrected: {ratio:,.1f}x  ({s['calls']:,} calls, {s['open']['dropped']} dropped, CPS {s['cps']:,.2f})")
+PY
+
+echo "(c) k6 CPU per call: open loop at $CPU_RATE/s (maxVUs $MAX_VUS) vs closed loop (8 VUs), ${OPEN_SECONDS}s each,"
+echo "    k6's fixed cost (start, JS, exit) taken out: an open run at 10/s is the baseline of both"
+run_open cpu_idle 10 "$OPEN_SECONDS"
+run_open cpu_open "$CPU_RATE" "$OPEN_SECONDS"
+run_open cpu_closed 0 "$OPEN_SECONDS" closed
+python3 - "$WORK" <<'PY'
+import json, sys
+w = sys.argv[1]
+def run(name):
+    calls = json.load(open(f"{w}/{name}.json"))["scenarios"][0]["calls"]
+    return calls, float(open(f"{w}/{name}.cpu").read().split()[-1])
+ic, icpu = run("cpu_idle")
+res = {}
+for name in ("cpu_open", "cpu_closed"):
+    calls, cpu = run(name)
+    res[name] = (cpu - icpu) / (calls - ic) * 1e6
+    print(f"  {name[4:]:6}: {calls:,} calls, {cpu:.2f} CPU s ({cpu - icpu:.2f} over the idle run's {icpu:.2f}) = {res[name]:.1f} us/call")
+print(f"  ratio open/closed CPU per call: {res['cpu_open'] / res['cpu_closed']:.2f}")
 PY

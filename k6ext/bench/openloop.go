@@ -123,11 +123,8 @@ func (o *openLoop) worker(w *openWorker, sh *openShard) {
 			return
 		}
 		due := o.start.Add(off)
-		if d := time.Until(due); d > 0 {
-			sleepCtx(o.ctx, d)
-			if o.ctx.Err() != nil {
-				return
-			}
+		if d := time.Until(due); d > 0 && !w.sleep(o.ctx, d) {
+			return
 		}
 		if time.Since(o.start) >= o.deadline(k) {
 			if o.cfg.Schedule.Segments()[k].Step == 0 {
@@ -205,6 +202,7 @@ type openWorker struct {
 	dataHoles []int
 	pool      []byte
 	vals      redisClient // per-worker reply-string caches (replyStr)
+	timer     *time.Timer // reused by sleep
 }
 
 // newOpenWorker prepares a worker (it connects on its first call).
@@ -218,6 +216,22 @@ func newOpenWorker(cfg OpenConfig) *openWorker {
 		}
 	}
 	return w
+}
+
+// sleep waits d on the worker's own timer (no allocation per call); false when ctx ended.
+func (w *openWorker) sleep(ctx context.Context, d time.Duration) bool {
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d) // Go >= 1.23: no stale value can be received after Reset
+	}
+	select {
+	case <-ctx.Done():
+		w.timer.Stop()
+		return false
+	case <-w.timer.C:
+		return true
+	}
 }
 
 // dial connects the worker unless it is connected; it reports whether it is.
