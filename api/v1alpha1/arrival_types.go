@@ -176,9 +176,10 @@ type OpenModelResult struct {
 	// Dropped counts the calls due that no connection could start in time.
 	// +optional
 	Dropped int64 `json:"dropped,omitempty"`
-	// ServiceP50Ms and ServiceP99Ms are the service time's percentiles (actual send → reply),
-	// not corrected for coordinated omission.
+	// ServiceP50Ms is the service time's median (actual send → reply), not corrected for
+	// coordinated omission.
 	ServiceP50Ms float64 `json:"serviceP50Ms"`
+	// ServiceP99Ms is the service time's 99th percentile.
 	ServiceP99Ms float64 `json:"serviceP99Ms"`
 	// Search is the saturation search's outcome.
 	// +optional
@@ -203,12 +204,14 @@ type SearchStepResult struct {
 	TargetRate float64 `json:"targetRate"`
 	// CPS is the achieved calls per second.
 	CPS float64 `json:"cps"`
-	// P50Ms and P99Ms are the corrected latency percentiles.
+	// P50Ms is the corrected latency's median.
 	P50Ms float64 `json:"p50Ms"`
+	// P99Ms is the corrected latency's 99th percentile.
 	P99Ms float64 `json:"p99Ms"`
-	// Errors and Dropped count the step's failed and dropped calls.
+	// Errors counts the step's failed calls.
 	// +optional
 	Errors int64 `json:"errors,omitempty"`
+	// Dropped counts the step's dropped calls.
 	// +optional
 	Dropped int64 `json:"dropped,omitempty"`
 	// Passed tells whether the step met the rule.
