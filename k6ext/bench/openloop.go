@@ -50,6 +50,7 @@ type openShard struct {
 	mu    sync.Mutex
 	rec   *results.Recorder
 	steps map[int]*results.Recorder
+	epoch int64 // live-metrics epoch of the last published snapshot
 }
 
 // openLoop is one running open-model scenario.
@@ -151,6 +152,10 @@ func (sh *openShard) record(step int, due, sent, end time.Time, val, kind string
 	}
 	if step > 0 {
 		sh.step(step).RecordOpen(due, sent, end, val, kind)
+	}
+	if e := recorders.epoch.Load(); e != 0 && e != sh.epoch { // live metrics: once per push interval
+		sh.epoch = e
+		recorders.publish(sh.rec, e)
 	}
 }
 
