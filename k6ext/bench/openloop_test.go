@@ -201,3 +201,26 @@ func TestOpenModelSearchSteps(t *testing.T) {
 		t.Errorf("step 4 achieved %v CPS of %v/s with %d dropped: no plateau", st[3].CPS, st[3].TargetRate, st[3].Dropped)
 	}
 }
+
+func TestOpenModelRamp(t *testing.T) {
+	addr, _ := pausedRedis(t)
+	sched, err := NewSchedule([]Segment{{From: 0, To: 2000, Duration: 2 * time.Second}, {From: 2000, To: 2000, Duration: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := OpenConfig{Scenario: "open_ramp", Type: "redis.set", Schedule: sched, MaxVUs: 8,
+		Args: []string{"SET", "k:__rand_int__", "__data__"}, KeySpace: 1000, DataSize: 16, Redis: RedisOptions{Addr: addr}}
+	res, s := runOpenScenario(t, cfg)
+	// 0 → 2000/s over 2 s is 2000 calls, then 2000 more: 4000, and the starts follow the ramp.
+	if res.Calls+res.Dropped != 4000 || res.Dropped > 5 || s.Errors != 0 {
+		t.Fatalf("calls %d dropped %d errors %d; want 4000 calls", res.Calls, res.Dropped, s.Errors)
+	}
+	c := s.Starts.Counts
+	t.Logf("starts per second: %v", c)
+	if len(c) < 3 || c[0] >= c[1] || c[1] >= c[len(c)-1]+c[len(c)-2] {
+		t.Errorf("starts per second %v do not ramp up", c)
+	}
+	if math.Abs(s.TargetRate-4000.0/3) > 0.01 {
+		t.Errorf("targetRate %v, want the mean 1333.33/s", s.TargetRate)
+	}
+}
