@@ -84,8 +84,8 @@ type Scenario struct {
 	BodySize int64 `json:"bodySize,omitempty"`
 	// ServiceTime is, for an open-model scenario (an arrival rate instead of a closed loop),
 	// the histogram of each call's service time (actually sent → reply); Latency then holds
-	// the coordinated-omission corrected latency (intended start → reply) and Starts the
-	// intended starts. Absent (nil) for closed-model scenarios. See open.go.
+	// the coordinated-omission corrected latency (intended start → reply), while Starts counts
+	// the actual sends. Absent (nil) for closed-model scenarios. See open.go.
 	ServiceTime *Histogram `json:"serviceTime,omitempty"`
 	// Dropped counts the calls an open-model scenario was due to make that no virtual user
 	// could start before the scenario (or its search step) ended.

@@ -12,8 +12,8 @@ import (
 // Open model (arrival-rate scenarios): calls are due at intended instants whatever the target
 // answers, so a stalled target shows in the latency instead of silently slowing the load down
 // (coordinated omission). Such a scenario records, per call, the corrected latency (intended
-// start → reply) in Latency and the intended start in Starts, the service time (actually sent
-// → reply) in ServiceTime, and counts the calls no virtual user could start in time in
+// start → reply) in Latency, the actual send in Starts, the service time (actually sent →
+// reply) in ServiceTime, and counts the calls no virtual user could start in time in
 // Dropped. A saturation search records each of its steps as an operation named StepName(i).
 
 // openRecorder holds a Recorder's open-model figures.
