@@ -38,6 +38,8 @@ type OpenConfig struct {
 	KeySpace, DataSize int64
 	// Redis is how each worker connects.
 	Redis RedisOptions
+	// Addrs, when set, spreads the workers round-robin over these addresses (else Redis.Addr).
+	Addrs []string
 }
 
 // OpenResult counts what an open loop did.
@@ -86,7 +88,7 @@ func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
 		ready.Add(1)
 		go func() {
 			defer wg.Done()
-			ow := newOpenWorker(cfg)
+			ow := newOpenWorker(cfg, w)
 			defer ow.close()
 			ow.dial(ctx)
 			ready.Done()
@@ -210,8 +212,11 @@ type openWorker struct {
 	timer     *time.Timer // reused by sleep
 }
 
-// newOpenWorker prepares a worker (it connects on its first call).
-func newOpenWorker(cfg OpenConfig) *openWorker {
+// newOpenWorker prepares worker i (it connects to its address of cfg.Addrs, else cfg.Redis.Addr).
+func newOpenWorker(cfg OpenConfig, i int) *openWorker {
+	if len(cfg.Addrs) > 0 {
+		cfg.Redis.Addr = cfg.Addrs[i%len(cfg.Addrs)]
+	}
 	w := &openWorker{cfg: cfg, rng: newRand(), vals: redisClient{lastBulkN: -2}}
 	w.cmd, w.holes, w.dataHoles = renderTemplateData(cfg.Args, cfg.KeySpace > 0, int(max(cfg.DataSize, 1)))
 	if len(w.dataHoles) > 0 {
@@ -286,9 +291,9 @@ func (w *openWorker) close() {
 	}
 }
 
-// jsOpen is client.open({segments: [{from, to, durationMs, step}], maxVUs, args}): runs the
-// VU's current scenario as an open model with this client's connection settings (one
-// connection per worker) and returns {calls, dropped}. It blocks until the schedule ends.
+// jsOpen is client.open({segments: [{from, to, durationMs, step}], maxVUs, args, type, addrs}):
+// runs the VU's current scenario as an open model with this client's connection settings (one
+// connection per worker, spread over addrs when given) and returns {calls, dropped}. It blocks until the schedule ends.
 func (rc *redisClient) jsOpen(c sobek.FunctionCall) sobek.Value {
 	rt := rc.m.vu.Runtime()
 	cfg, err := rc.openConfig(c.Argument(0))
@@ -317,6 +322,13 @@ func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
 	}
 	if len(cfg.Args) == 0 {
 		return cfg, errors.New("redis.open: args (the command) missing")
+	}
+	if a, ok := obj["addrs"].([]any); ok {
+		for _, x := range a {
+			if addr := str(x); addr != "" {
+				cfg.Addrs = append(cfg.Addrs, addr)
+			}
+		}
 	}
 	cfg.Type = str(obj["type"])
 	if cfg.Type == "" {

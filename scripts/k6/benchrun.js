@@ -339,11 +339,14 @@ function openArgs(s) {
 // An arrival scenario (s.arrival: this runner's segments and maxVUs): runs until its schedule ends.
 export function open_loop() {
   const s = current();
-  const r = client(s, s.type === 'redis.get').open({
+  const read = s.type === 'redis.get';
+  const t = TARGET.redis;
+  const r = client(s, read).open({
     segments: s.arrival.segments,
     maxVUs: s.arrival.maxVUs,
     args: openArgs(s),
     type: s.type,
+    addrs: read && t.readAddrs && t.readAddrs.length ? t.readAddrs : t.addrs, // workers spread round-robin
   });
   calls.add(r.calls);
 }
