@@ -224,3 +224,24 @@ func TestOpenModelRamp(t *testing.T) {
 		t.Errorf("targetRate %v, want the mean 1333.33/s", s.TargetRate)
 	}
 }
+
+func TestOpenModelSpreadsOverAddrs(t *testing.T) {
+	a, _ := pausedRedis(t)
+	b, _ := pausedRedis(t)
+	cfg := OpenConfig{Scenario: "open_addrs", Type: "redis.ping", Schedule: constant(500, time.Second), MaxVUs: 4,
+		Args: []string{"PING"}, Addrs: []string{a, b}}
+	if res, _ := runOpenScenario(t, cfg); res.Calls != 500 {
+		t.Fatalf("calls %d, want 500", res.Calls)
+	}
+	for _, addr := range []string{a, b} {
+		c, err := DialRedis(context.Background(), RedisOptions{Addr: addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := c.Do("INFO", "commandstats")
+		_ = c.Close()
+		if err != nil || !strings.Contains(str(v), "cmdstat_ping:calls=") {
+			t.Errorf("%s got no PING: %v %v", addr, v, err)
+		}
+	}
+}
