@@ -12,7 +12,9 @@ import (
 // connections per runner, and each call's latency is measured from when it was due
 // (coordinated-omission corrected) as well as from when it was sent (service time). Calls that
 // no connection could start in time are counted as dropped. Exactly one of rate, stages or
-// search. workers × tasksPerWorker do not apply to such a scenario (maxVUs does).
+// search. workers × tasksPerWorker do not apply to such a scenario (maxVUs does). For
+// redis.get, redis.set, redis.ping, redis.command and tcp.echo (one message in flight per
+// connection: no pipeline).
 // +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.stages) ? 1 : 0) + (has(self.search) ? 1 : 0) == 1",message="arrival needs exactly one of rate (a constant rate), stages (linear ramps) or search (a saturation search)"
 type ArrivalSpec struct {
 	// Rate is the constant number of calls per timeUnit, split exactly over the runners.

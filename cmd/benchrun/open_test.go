@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchrun/benchrun/internal/echo"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -84,5 +86,61 @@ func TestRunOpenModel(t *testing.T) {
 	svg, err := os.ReadFile(filepath.Join(out, "search-search.svg"))
 	if err != nil || !strings.HasPrefix(string(svg), "<svg") || !strings.Contains(string(svg), "step-04") {
 		t.Errorf("search-search.svg: %v\n%.200s", err, svg)
+	}
+}
+
+const openEchoRun = `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-open-echo
+spec:
+  target:
+    custom:
+      image: benchrun.local/echo:dev
+      command: [%q]
+      args: [-listen, "127.0.0.1:$(BENCHRUN_PORT_ECHO)", -stats-file, %q]
+      ports: [{name: echo, port: 7007}]
+      readinessProbe: {tcpSocket: {port: echo}}
+  load:
+    workers: 2
+    duration: 3s
+    scenarios:
+    - name: echo_open
+      type: tcp.echo
+      bodySize: 200
+      arrival: {rate: 1000, maxVUs: 4}
+    runners:
+      parallelism: 2
+`
+
+// TestRunOpenEcho runs a tcp.echo scenario at an arrival rate against our echo server with two
+// k6 runners: 3 s at 1000/s is 3000 messages due, each sent or dropped, and the server echoed
+// exactly the bytes benchrun recorded.
+func TestRunOpenEcho(t *testing.T) {
+	needBinaries(t)
+	echoBin := filepath.Join(t.TempDir(), "echo-server")
+	if out, err := goBuild(echoBin, "./cmd/echo-server"); err != nil {
+		t.Fatalf("building echo-server: %v\n%s", err, out)
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	file := writeFile(t, "run.yaml", fmt.Sprintf(openEchoRun, echoBin, stats))
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--output", "markdown", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, c.stdout.String())
+	}
+	doc := completeDoc(t, out, 1)
+	s := doc.Scenarios[0]
+	var st echo.Stats
+	b, err := os.ReadFile(stats)
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("echo server stats: %s %v", b, err)
+	}
+	t.Logf("calls %d dropped %d, server echoed %d bytes", s.Calls, s.Dropped, st.Bytes)
+	if s.Calls+s.Dropped != 3000 || s.Dropped > 30 || s.ServiceTime == nil || s.TargetRate != 1000 {
+		t.Errorf("calls %d + dropped %d, want 3000 due (targetRate %v)", s.Calls, s.Dropped, s.TargetRate)
+	}
+	if st.Bytes != s.Calls*200 || s.BytesReceived != s.Calls*200 {
+		t.Errorf("server echoed %d bytes, benchrun received %d, want %d", st.Bytes, s.BytesReceived, s.Calls*200)
 	}
 }

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -38,8 +40,12 @@ type OpenConfig struct {
 	KeySpace, DataSize int64
 	// Redis is how each worker connects.
 	Redis RedisOptions
-	// Addrs, when set, spreads the workers round-robin over these addresses (else Redis.Addr).
+	// Addrs, when set, spreads the workers round-robin over these addresses (else Redis.Addr
+	// or Echo.Addr).
 	Addrs []string
+	// Echo, when set, makes the calls tcp.echo messages (Echo.Pipeline is ignored: one message
+	// in flight per connection) instead of Redis commands.
+	Echo *EchoOptions
 }
 
 // OpenResult counts what an open loop did.
@@ -71,7 +77,7 @@ type openLoop struct {
 // sent). A call that no worker started before its deadline (the schedule's end, or its step's
 // end in a search) is dropped: counted, never sent.
 func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
-	if cfg.Schedule == nil || cfg.MaxVUs < 1 || cfg.MaxVUs > MaxOpenVUs || len(cfg.Args) == 0 {
+	if cfg.Schedule == nil || cfg.MaxVUs < 1 || cfg.MaxVUs > MaxOpenVUs || (len(cfg.Args) == 0 && cfg.Echo == nil) {
 		return OpenResult{}, fmt.Errorf("open model: need a schedule, 1..%d maxVUs and a command", MaxOpenVUs)
 	}
 	o := &openLoop{cfg: cfg, ctx: ctx, started: make([]atomic.Int64, len(cfg.Schedule.Segments()))}
@@ -148,10 +154,7 @@ func (sh *openShard) record(step int, due, sent, end time.Time, val, kind string
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.rec.RecordOpen(due, sent, end, val, kind)
-	if w.conn != nil {
-		s, r := w.conn.Bytes()
-		sh.rec.AddBytes(s, r)
-	}
+	sh.rec.AddBytes(w.c.bytes())
 	if step > 0 {
 		sh.step(step).RecordOpen(due, sent, end, val, kind)
 	}
@@ -199,34 +202,51 @@ func (o *openLoop) finish() OpenResult {
 	return res
 }
 
-// openWorker is one worker's connection, command buffer and random source.
-type openWorker struct {
-	cfg       OpenConfig
-	conn      *Conn
-	rng       *rand.Rand
-	cmd       []byte
-	holes     []int
-	dataHoles []int
-	pool      []byte
-	vals      redisClient // per-worker reply-string caches (replyStr)
-	timer     *time.Timer // reused by sleep
+// openCaller is a worker's connection to the target: Redis commands or echo messages.
+type openCaller interface {
+	// dial connects unless connected and reports whether it is.
+	dial(ctx context.Context) bool
+	// call makes one call: the recorded return value, or the error kind.
+	call(ctx context.Context) (val, kind string)
+	// bytes returns (and resets) the bytes sent and received since the last call.
+	bytes() (sent, recv int64)
+	close()
 }
 
-// newOpenWorker prepares worker i (it connects to its address of cfg.Addrs, else cfg.Redis.Addr).
-func newOpenWorker(cfg OpenConfig, i int) *openWorker {
-	if len(cfg.Addrs) > 0 {
-		cfg.Redis.Addr = cfg.Addrs[i%len(cfg.Addrs)]
-	}
-	w := &openWorker{cfg: cfg, rng: newRand(), vals: redisClient{lastBulkN: -2}}
-	w.cmd, w.holes, w.dataHoles = renderTemplateData(cfg.Args, cfg.KeySpace > 0, int(max(cfg.DataSize, 1)))
-	if len(w.dataHoles) > 0 {
-		w.pool = make([]byte, 4096+max(cfg.DataSize, 1))
-		for i := range w.pool {
-			w.pool[i] = byte(' ' + w.rng.IntN(95))
-		}
-	}
-	return w
+// openWorker is one worker: its connection and its timer.
+type openWorker struct {
+	c     openCaller
+	timer *time.Timer // reused by sleep
 }
+
+// newOpenWorker prepares worker i, to its address of cfg.Addrs (else the configured one).
+func newOpenWorker(cfg OpenConfig, i int) *openWorker {
+	addr := ""
+	if len(cfg.Addrs) > 0 {
+		addr = cfg.Addrs[i%len(cfg.Addrs)]
+	}
+	if cfg.Echo != nil {
+		o := *cfg.Echo
+		o.Pipeline = 1
+		if addr != "" {
+			o.Addr = addr
+		}
+		return &openWorker{c: &echoCaller{opts: o}}
+	}
+	if addr != "" {
+		cfg.Redis.Addr = addr
+	}
+	return &openWorker{c: newRedisCaller(cfg)}
+}
+
+// dial connects the worker unless it is connected.
+func (w *openWorker) dial(ctx context.Context) bool { return w.c.dial(ctx) }
+
+// call makes one call.
+func (w *openWorker) call(ctx context.Context) (val, kind string) { return w.c.call(ctx) }
+
+// close closes the worker's connection.
+func (w *openWorker) close() { w.c.close() }
 
 // sleep waits d on the worker's own timer (no allocation per call); false when ctx ended.
 func (w *openWorker) sleep(ctx context.Context, d time.Duration) bool {
@@ -244,8 +264,32 @@ func (w *openWorker) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// dial connects the worker unless it is connected; it reports whether it is.
-func (w *openWorker) dial(ctx context.Context) bool {
+// redisCaller sends one Redis command template per call.
+type redisCaller struct {
+	cfg       OpenConfig
+	conn      *Conn
+	rng       *rand.Rand
+	cmd       []byte
+	holes     []int
+	dataHoles []int
+	pool      []byte
+	vals      redisClient // per-worker reply-string caches (replyStr)
+}
+
+// newRedisCaller renders the command template once (it connects on dial).
+func newRedisCaller(cfg OpenConfig) *redisCaller {
+	w := &redisCaller{cfg: cfg, rng: newRand(), vals: redisClient{lastBulkN: -2}}
+	w.cmd, w.holes, w.dataHoles = renderTemplateData(cfg.Args, cfg.KeySpace > 0, int(max(cfg.DataSize, 1)))
+	if len(w.dataHoles) > 0 {
+		w.pool = make([]byte, 4096+max(cfg.DataSize, 1))
+		for i := range w.pool {
+			w.pool[i] = byte(' ' + w.rng.IntN(95))
+		}
+	}
+	return w
+}
+
+func (w *redisCaller) dial(ctx context.Context) bool {
 	if w.conn == nil {
 		c, err := DialRedis(ctx, w.cfg.Redis)
 		if err != nil {
@@ -257,8 +301,7 @@ func (w *openWorker) dial(ctx context.Context) bool {
 	return true
 }
 
-// call sends the command once and reads the reply: the recorded value, or the error kind.
-func (w *openWorker) call(ctx context.Context) (val, kind string) {
+func (w *redisCaller) call(ctx context.Context) (val, kind string) {
 	if !w.dial(ctx) {
 		return "", "connect"
 	}
@@ -283,11 +326,71 @@ func (w *openWorker) call(ctx context.Context) (val, kind string) {
 	return w.vals.replyStr(r)
 }
 
-// close closes the worker's connection.
-func (w *openWorker) close() {
+func (w *redisCaller) bytes() (sent, recv int64) {
+	if w.conn == nil {
+		return 0, 0
+	}
+	return w.conn.Bytes()
+}
+
+func (w *redisCaller) close() {
 	if w.conn != nil {
 		_ = w.conn.Close()
 		w.conn = nil
+	}
+}
+
+// echoCaller sends one echo message per call and reads it back.
+type echoCaller struct {
+	opts EchoOptions
+	conn *EchoConn
+}
+
+func (e *echoCaller) dial(ctx context.Context) bool {
+	if e.conn == nil {
+		c, err := DialEcho(ctx, e.opts)
+		if err != nil {
+			return false
+		}
+		e.conn = c
+		c.Watch(ctx)
+	}
+	return true
+}
+
+func (e *echoCaller) call(ctx context.Context) (val, kind string) {
+	if !e.dial(ctx) {
+		return "", "connect"
+	}
+	c := e.conn
+	_, err := c.conn.Write(c.msg)
+	if err == nil {
+		c.CountSent(len(c.msg))
+		var n int
+		n, err = io.ReadFull(c.r, c.reply)
+		c.CountRecv(n)
+		if err == nil && !bytes.Equal(c.reply, c.msg) {
+			err = errMismatch
+		}
+	}
+	if err != nil {
+		e.close()
+		return "", echoErrKind(err)
+	}
+	return c.value, ""
+}
+
+func (e *echoCaller) bytes() (sent, recv int64) {
+	if e.conn == nil {
+		return 0, 0
+	}
+	return e.conn.Bytes()
+}
+
+func (e *echoCaller) close() {
+	if e.conn != nil {
+		_ = e.conn.Close()
+		e.conn = nil
 	}
 }
 
@@ -307,14 +410,13 @@ func (rc *redisClient) jsOpen(c sobek.FunctionCall) sobek.Value {
 	return rt.ToValue(map[string]any{"calls": res.Calls, "dropped": res.Dropped})
 }
 
-// openConfig reads open()'s argument.
+// openConfig reads a redis client's open() argument.
 func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
-	ss := lib.GetScenarioState(rc.m.vu.Context())
-	if ss == nil || rc.m.vu.State() == nil {
-		return OpenConfig{}, errors.New("redis.open: call it from a scenario's function")
+	cfg, obj, err := parseOpen(rc.m, arg)
+	if err != nil {
+		return cfg, err
 	}
-	obj, _ := arg.Export().(map[string]any)
-	cfg := OpenConfig{Scenario: ss.Name, MaxVUs: int(num(obj["maxVUs"])), KeySpace: rc.keyspace, DataSize: rc.dataSize, Redis: rc.opts}
+	cfg.KeySpace, cfg.DataSize, cfg.Redis = rc.keyspace, rc.dataSize, rc.opts
 	if a, ok := obj["args"].([]any); ok {
 		for _, x := range a {
 			cfg.Args = append(cfg.Args, str(x))
@@ -323,6 +425,21 @@ func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
 	if len(cfg.Args) == 0 {
 		return cfg, errors.New("redis.open: args (the command) missing")
 	}
+	if cfg.Type == "" {
+		cfg.Type = "redis." + strings.ToLower(cfg.Args[0])
+	}
+	return cfg, nil
+}
+
+// parseOpen reads what every client's open() takes: {segments: [{from, to, durationMs, step}],
+// maxVUs, type, addrs}; the scenario is the VU's current one.
+func parseOpen(m *Module, arg sobek.Value) (OpenConfig, map[string]any, error) {
+	ss := lib.GetScenarioState(m.vu.Context())
+	if ss == nil || m.vu.State() == nil {
+		return OpenConfig{}, nil, errors.New("open: call it from a scenario's function")
+	}
+	obj, _ := arg.Export().(map[string]any)
+	cfg := OpenConfig{Scenario: ss.Name, MaxVUs: int(num(obj["maxVUs"])), Type: str(obj["type"])}
 	if a, ok := obj["addrs"].([]any); ok {
 		for _, x := range a {
 			if addr := str(x); addr != "" {
@@ -330,18 +447,30 @@ func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
 			}
 		}
 	}
-	cfg.Type = str(obj["type"])
-	if cfg.Type == "" {
-		cfg.Type = "redis." + strings.ToLower(cfg.Args[0])
-	}
 	segs, _ := obj["segments"].([]any)
 	var plan []Segment
 	for _, x := range segs {
-		m, _ := x.(map[string]any)
-		plan = append(plan, Segment{From: flt(m["from"]), To: flt(m["to"]),
-			Duration: time.Duration(num(m["durationMs"])) * time.Millisecond, Step: int(num(m["step"]))})
+		g, _ := x.(map[string]any)
+		plan = append(plan, Segment{From: flt(g["from"]), To: flt(g["to"]),
+			Duration: time.Duration(num(g["durationMs"])) * time.Millisecond, Step: int(num(g["step"]))})
 	}
 	s, err := NewSchedule(plan)
 	cfg.Schedule = s
-	return cfg, err
+	return cfg, obj, err
+}
+
+// jsOpen is an echo client's open({segments, maxVUs, addrs}): client.open of Redis, sending
+// one message per call on each worker's own connection (no pipelining).
+func (ec *echoClient) jsOpen(c sobek.FunctionCall) sobek.Value {
+	rt := ec.m.vu.Runtime()
+	cfg, _, err := parseOpen(ec.m, c.Argument(0))
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	cfg.Type, cfg.Echo = EchoScenarioType, &ec.opts
+	res, err := RunOpen(ec.m.vu.Context(), cfg)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	return rt.ToValue(map[string]any{"calls": res.Calls, "dropped": res.Dropped})
 }

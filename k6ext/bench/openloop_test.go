@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchrun/benchrun/internal/echo"
 	"github.com/benchrun/benchrun/internal/redistest"
 	"github.com/benchrun/benchrun/internal/results"
 )
@@ -243,5 +244,20 @@ func TestOpenModelSpreadsOverAddrs(t *testing.T) {
 		if err != nil || !strings.Contains(str(v), "cmdstat_ping:calls=") {
 			t.Errorf("%s got no PING: %v %v", addr, v, err)
 		}
+	}
+}
+
+// The open model on the real echo server (internal/echo): one message per call, bytes counted.
+func TestOpenModelEcho(t *testing.T) {
+	_, ln, stop, err := echo.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := OpenConfig{Scenario: "open_echo", Type: EchoScenarioType, Schedule: constant(1000, 2*time.Second), MaxVUs: 4,
+		Echo: &EchoOptions{Addr: ln.Addr().String(), Size: 100, Pipeline: 8}}
+	res, s := runOpenScenario(t, cfg)
+	st := stop()
+	if res.Calls != 2000 || res.Dropped != 0 || s.Errors != 0 || s.ReturnValues["100"] != 2000 || s.BytesSent != 200000 || st.Bytes != 200000 {
+		t.Errorf("calls %d dropped %d errors %d values %v bytes sent %d, server echoed %d", res.Calls, res.Dropped, s.Errors, s.ReturnValues, s.BytesSent, st.Bytes)
 	}
 }

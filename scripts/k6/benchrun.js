@@ -339,6 +339,19 @@ function openArgs(s) {
 // An arrival scenario (s.arrival: this runner's segments and maxVUs): runs until its schedule ends.
 export function open_loop() {
   const s = current();
+  if (s.type === 'tcp.echo') {
+    const t = TARGET.tcp;
+    const r = benchrun.echo({
+      addr: t.addrs[0],
+      size: s.bodySize > 0 ? s.bodySize : 1000,
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    }).open({ segments: s.arrival.segments, maxVUs: s.arrival.maxVUs, addrs: t.addrs });
+    calls.add(r.calls);
+    return;
+  }
   const read = s.type === 'redis.get';
   const t = TARGET.redis;
   const r = client(s, read).open({
