@@ -90,3 +90,13 @@ func searchRules(run *v1alpha1.BenchmarkRun) map[string]results.SearchRule {
 	}
 	return out
 }
+
+// allOpen tells whether every scenario is an open model (then workers × tasksPerWorker are unused).
+func allOpen(scenarios []v1alpha1.Scenario) bool {
+	for _, s := range scenarios {
+		if s.Arrival == nil {
+			return false
+		}
+	}
+	return true
+}

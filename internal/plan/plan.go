@@ -284,7 +284,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	load := run.Spec.Load
 	total := int(load.Workers) * int(load.TasksPerWorker)
 	vus := share(total, index, count)
-	if vus < 1 {
+	if vus < 1 && !allOpen(load.Scenarios) { // open-model scenarios use arrival.maxVUs instead
 		return Invocation{}, fmt.Errorf("plan: runner %d of %d gets no virtual user (workers × tasksPerWorker = %d)", index, count, total)
 	}
 	spec := Spec{GraceMs: Grace.Milliseconds()}

@@ -24,6 +24,7 @@ spec:
     redis:
       mode: single
   load:
+    workers: 2
     duration: 6s
     scenarios:
     - name: get_rate
