@@ -115,6 +115,7 @@ func toScenarioResults(scs []results.ScenarioSummary) []v1alpha1.ScenarioResult 
 			res.ReturnValues = append(res.ReturnValues, v1alpha1.ValueCount{Value: v.Value, Count: v.Count, Percent: v.Percent})
 		}
 		res.Operations, res.ServerCalls = operationResults(sc)
+		res.Open = openResult(sc)
 		out = append(out, res)
 	}
 	return out[:min(len(out), 32)]

@@ -8,7 +8,8 @@ import (
 // LoadSpec is the load generated against the target: scenarios run one after another,
 // each by workers × tasksPerWorker concurrent virtual users spread over the runners.
 // +kubebuilder:validation:XValidation:rule="!has(self.trim) || (!has(self.trim.warmUp) && !has(self.trim.coolDown)) || !has(self.duration) || !self.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (has(self.trim.warmUp) && !self.trim.warmUp.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || (has(self.trim.coolDown) && !self.trim.coolDown.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || self.scenarios.all(s, (has(s.duration) && !s.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || duration(has(s.duration) ? s.duration : self.duration) > (has(self.trim.warmUp) ? duration(self.trim.warmUp) : duration('0s')) + (has(self.trim.coolDown) ? duration(self.trim.coolDown) : duration('0s')))",message="load.trim.warmUp + load.trim.coolDown must be shorter than every scenario's duration (else no sample is left for CPS): shorten them or lengthen the scenario"
-// +kubebuilder:validation:XValidation:rule="self.runners.parallelism <= self.workers * self.tasksPerWorker",message="runners.parallelism must not exceed workers × tasksPerWorker (every runner needs at least one virtual user)"
+// +kubebuilder:validation:XValidation:rule="self.runners.parallelism <= self.workers * self.tasksPerWorker || self.scenarios.all(s, has(s.arrival))",message="runners.parallelism must not exceed workers × tasksPerWorker (every runner needs at least one virtual user)"
+// +kubebuilder:validation:XValidation:rule="self.scenarios.all(s, !has(s.arrival) || ((!has(s.arrival.rate) || s.arrival.rate >= self.runners.parallelism) && (!has(s.arrival.search) || s.arrival.search.startRate >= self.runners.parallelism)))",message="an arrival rate (arrival.rate, arrival.search.startRate) must be at least runners.parallelism: it is split over the runners in whole calls per timeUnit, and every runner needs a share"
 type LoadSpec struct {
 	// Scenarios run one after another, in this order.
 	// +kubebuilder:validation:MinItems=1
@@ -95,6 +96,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.pipeline) || self.type == 'tcp.echo')",message="pipeline applies only to tcp.echo scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.http) || self.type == 'http')",message="http settings apply only to type: http"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.params) || self.type == 'script' || self.params.all(k, k == 'batch' || (self.type.startsWith('hetu.') && k == 'seed') || (self.type in ['redis.get', 'redis.upsert'] && k == 'prefill') || ((self.type.startsWith('redis.') || self.type == 'ycsb') && k == 'serverCounts')))",message="params of a built-in scenario type take only the keys it reads: batch (every type), seed (hetu.*), prefill (redis.get, redis.upsert), serverCounts (redis.*, ycsb); use the scenario's own fields for the rest (ycsb, http, keySpace, bodySize...); free params are for type: script"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.type) || self.type in ['redis.get', 'redis.set', 'redis.ping', 'redis.command', 'tcp.echo']",message="arrival (the open model) applies to redis.get, redis.set, redis.ping, redis.command and tcp.echo scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.pipeline)",message="pipeline does not apply with arrival: an open-model connection has one call in flight (raise arrival.maxVUs instead)"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.requests)",message="set either arrival or requests on a scenario, not both (an arrival-rate scenario makes as many calls as its rate and duration say)"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.duration) || has(self.arrival.rate)",message="a scenario with arrival.stages or arrival.search lasts as long as its stages or steps: do not set its duration"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
@@ -159,6 +164,11 @@ type Scenario struct {
 	// Script is the custom k6 script of a script scenario.
 	// +optional
 	Script *ScriptSource `json:"script,omitempty"`
+
+	// Arrival runs the scenario as an open model (an arrival rate, a ramp or a saturation
+	// search) instead of workers × tasksPerWorker closed loops; see ArrivalSpec.
+	// +optional
+	Arrival *ArrivalSpec `json:"arrival,omitempty"`
 
 	// Params are extra parameters passed to the scenario script as environment variables.
 	// +kubebuilder:validation:MaxProperties=64

@@ -212,6 +212,10 @@ type ScenarioResult struct {
 	// commandstats around the scenario), to compare with Calls (the protocol table's PROTO/METRICS).
 	// +optional
 	ServerCalls *int64 `json:"serverCalls,omitempty"`
+	// Open holds an arrival-rate scenario's open-model figures (LatencyMs is then corrected for
+	// coordinated omission: from each call's intended start).
+	// +optional
+	Open *OpenModelResult `json:"open,omitempty"`
 }
 
 // OperationResult is one operation of a scenario, latencies in microseconds.

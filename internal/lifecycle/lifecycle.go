@@ -47,7 +47,9 @@ func RunTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
 	}
 	total := TargetReadyTimeout(run)
 	for _, sc := range run.Spec.Load.Scenarios {
-		if sc.Duration != nil {
+		if d, ok := sc.Arrival.Length(); ok {
+			total += d
+		} else if sc.Duration != nil {
 			total += sc.Duration.Duration
 		} else {
 			total += run.Spec.Load.Duration.Duration

@@ -167,6 +167,8 @@ type Scenario struct {
 	Command []string `json:"command,omitempty"`
 	// DataSize is the size of each __data__ value of a redis.command scenario (0: default).
 	DataSize int32 `json:"dataSize,omitempty"`
+	// Arrival, when set, runs the scenario as an open model (arrival.go).
+	Arrival *Arrival `json:"arrival,omitempty"`
 }
 
 // HTTPRequest is an http scenario's request.
@@ -282,19 +284,17 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	load := run.Spec.Load
 	total := int(load.Workers) * int(load.TasksPerWorker)
 	vus := share(total, index, count)
-	if vus < 1 {
+	if vus < 1 && !allOpen(load.Scenarios) { // open-model scenarios use arrival.maxVUs instead
 		return Invocation{}, fmt.Errorf("plan: runner %d of %d gets no virtual user (workers × tasksPerWorker = %d)", index, count, total)
 	}
 	spec := Spec{GraceMs: Grace.Milliseconds()}
 	var offset time.Duration
 	var custom []string // script scenario names, in order
 	for _, s := range load.Scenarios {
-		d := load.Duration.Duration
-		if s.Duration != nil {
-			d = s.Duration.Duration
-		}
+		d := scenarioLength(&load, s)
 		sc := scenarioFor(s, offset, d, vus)
 		fixedCount(&sc, s, index, count)
+		sc.Arrival = arrivalFor(s.Arrival, d, index, count)
 		if s.Type == v1alpha1.ScenarioScript {
 			if _, ok := o.scripts[s.Name]; !ok {
 				return Invocation{}, fmt.Errorf("plan: scenario %q: the source of its script (ConfigMap %s) was not provided", s.Name, scriptRef(s.Script))
@@ -564,6 +564,7 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 	if trim.CoolDown != nil {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
+	opts.Search = searchRules(run)
 	return opts
 }
 

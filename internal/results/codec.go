@@ -181,6 +181,9 @@ func (s *Scenario) validate() error {
 	if err := s.Starts.validate(s.Calls, s.FirstStart, s.LastEnd); err != nil {
 		return fmt.Errorf("starts.%w", err)
 	}
+	if err := s.validateOpen(); err != nil {
+		return err
+	}
 	return s.validateExtras()
 }
 

@@ -82,6 +82,17 @@ type Scenario struct {
 	Command string `json:"command,omitempty"`
 	// BodySize is the payload size in bytes the scenario was configured with (0: none or unknown).
 	BodySize int64 `json:"bodySize,omitempty"`
+	// ServiceTime is, for an open-model scenario (an arrival rate instead of a closed loop),
+	// the histogram of each call's service time (actually sent → reply); Latency then holds
+	// the coordinated-omission corrected latency (intended start → reply), while Starts counts
+	// the actual sends. Absent (nil) for closed-model scenarios. See open.go.
+	ServiceTime *Histogram `json:"serviceTime,omitempty"`
+	// Dropped counts the calls an open-model scenario was due to make that no virtual user
+	// could start before the scenario (or its search step) ended.
+	Dropped int64 `json:"dropped,omitempty"`
+	// TargetRate is an open-model scenario's intended rate in calls per second (summed over
+	// runners; the mean rate of a ramping scenario).
+	TargetRate float64 `json:"targetRate,omitempty"`
 	// Operations break the calls down by operation (e.g. YCSB read, update, insert): each is
 	// a scenario of its own (Name is the operation) without Operations, ServerCalls, VUs,
 	// Command or BodySize. Every call in an operation is also counted in the scenario.

@@ -17,9 +17,14 @@ const StoredBudget = 512 << 10
 func (doc *Document) Coarsen() bool {
 	all := doc.allScenarios()
 	for _, s := range all {
-		if s.Latency.SignificantFigures > HistogramCoarseSigFigs {
+		if s.Latency.SignificantFigures > HistogramCoarseSigFigs ||
+			(s.ServiceTime != nil && s.ServiceTime.SignificantFigures > HistogramCoarseSigFigs) {
 			for _, t := range all {
 				t.Latency = reducePrecision(t.Latency, HistogramCoarseSigFigs)
+				if t.ServiceTime != nil {
+					h := reducePrecision(*t.ServiceTime, HistogramCoarseSigFigs)
+					t.ServiceTime = &h
+				}
 			}
 			return true
 		}

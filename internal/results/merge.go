@@ -152,6 +152,11 @@ func cloneScenario(s Scenario) Scenario {
 	}
 	s.VUs = slices.Clone(s.VUs)
 	s.ServerCalls = maps.Clone(s.ServerCalls)
+	if s.ServiceTime != nil {
+		h := *s.ServiceTime
+		h.Buckets = slices.Clone(h.Buckets)
+		s.ServiceTime = &h
+	}
 	if s.Operations != nil {
 		ops := make([]Scenario, len(s.Operations))
 		for i, op := range s.Operations {
@@ -189,6 +194,7 @@ func mergeExtras(acc, s *Scenario) error {
 
 // mergeScenario adds s into acc; both are valid scenarios with the same name.
 func mergeScenario(acc, s *Scenario) error {
+	accCalls := acc.Calls
 	if acc.Type == "" {
 		acc.Type = s.Type
 	} else if s.Type != "" && s.Type != acc.Type {
@@ -243,6 +249,9 @@ func mergeScenario(acc, s *Scenario) error {
 	acc.ErrorKinds = addMaps(acc.ErrorKinds, s.ErrorKinds)
 	acc.ReturnValues = addMaps(acc.ReturnValues, s.ReturnValues)
 	acc.Latency.SumSquares += s.Latency.SumSquares // Merge re-adds a scenario's in a fixed order
+	if err := mergeOpen(acc, s, accCalls); err != nil {
+		return err
+	}
 	return mergeExtras(acc, s)
 }
 

@@ -41,7 +41,8 @@ type Recorder struct {
 	curIdx               int     // index in starts of the bucket [curLo, curHi) ns
 	curLo, curHi         int64
 	values, errKinds     boundedCounter
-	ops                  []*Recorder // per-operation recorders (Op), in creation order
+	ops                  []*Recorder   // per-operation recorders (Op), in creation order
+	open                 *openRecorder // open-model figures (RecordOpen), nil for a closed model
 }
 
 // Op returns the recorder of operation name within this scenario (e.g. YCSB "read"),
@@ -238,7 +239,11 @@ func (r *Recorder) Scenario() Scenario {
 		},
 		Starts: Timeline{BucketMs: r.bucketMs, Counts: []int64{}},
 	}
+	r.openScenario(&s)
 	if r.calls == 0 {
+		if r.open != nil {
+			r.openOps(&s)
+		}
 		return s
 	}
 	s.FirstStart, s.LastEnd = time.Unix(0, r.firstStart).UTC(), time.Unix(0, r.lastEnd).UTC()
@@ -252,7 +257,7 @@ func (r *Recorder) Scenario() Scenario {
 	s.Starts.StartUnixMs = r.startMs
 	s.Starts.Counts = slices.Clone(r.starts)
 	for _, op := range r.ops {
-		if op.calls > 0 {
+		if op.calls > 0 || op.open != nil {
 			s.Operations = append(s.Operations, op.Scenario())
 		}
 	}

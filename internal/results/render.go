@@ -85,6 +85,7 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 		t.write(bw)
 	}
 	writeRedisShapes(bw, s)
+	writeOpenMarkdown(bw, scs)
 	bw.WriteString("\n")
 	return bw.Flush()
 }

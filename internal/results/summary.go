@@ -72,6 +72,9 @@ type ScenarioSummary struct {
 	// only when the scenario has operations.
 	Reads  *OperationSummary `json:"reads,omitempty"`
 	Writes *OperationSummary `json:"writes,omitempty"`
+	// Open holds the open-model figures of an arrival-rate scenario (open.go); nil for a
+	// closed-model one, whose summary is unchanged.
+	Open *OpenSummary `json:"open,omitempty"`
 }
 
 // ReadOperations and WriteOperations name the operations of the YCSB R-* and W-* columns.
@@ -156,6 +159,8 @@ type Options struct {
 	// TopValues is how many return values and error kinds to list per scenario; 0 or less
 	// lists them all.
 	TopValues int
+	// Search is the stop rule of each saturation-search scenario, by scenario name.
+	Search map[string]SearchRule
 }
 
 // DefaultOptions returns ya's rules: 10 % trimmed at each end for CPS, top 5 return values.
@@ -201,7 +206,8 @@ func summarizeScenario(s *Scenario, opts Options) ScenarioSummary {
 	for i := range s.Operations {
 		out.Operations = append(out.Operations, summarizeOperation(&s.Operations[i], opts))
 	}
-	if len(s.Operations) > 0 {
+	out.Open = openSummary(s, opts)
+	if len(s.Operations) > 0 && s.ServiceTime == nil {
 		out.Reads = groupOperations(s, "reads", ReadOperations, opts)
 		out.Writes = groupOperations(s, "writes", WriteOperations, opts)
 	}

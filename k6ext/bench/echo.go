@@ -198,6 +198,7 @@ func (m *Module) echo(c sobek.FunctionCall) sobek.Value {
 	}
 	o := rt.NewObject()
 	_ = o.Set("loop", func(c sobek.FunctionCall) sobek.Value { return rt.ToValue(ec.loop(c.Argument(0).ToInteger())) })
+	_ = o.Set("open", ec.jsOpen)
 	_ = o.Set("close", func(sobek.FunctionCall) sobek.Value {
 		ec.drop()
 		return sobek.Undefined()

@@ -102,6 +102,7 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 		return rt.ToValue(m)
 	})
 	set("loop", rc.jsLoop)
+	set("open", rc.jsOpen)
 	set("upsert", rc.jsUpsert)
 	set("upsertN", rc.jsUpsertN)
 	set("ycsb", rc.jsYCSB)

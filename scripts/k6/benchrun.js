@@ -4,7 +4,8 @@
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
 //                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol}, ycsb: {read, update, insert, recordCount, distribution}, params,
-//                    requests (this runner's share of a fixed count), command, dataSize}],
+//                    requests (this runner's share of a fixed count), command, dataSize,
+//                    arrival: {segments: [{from, to, durationMs, step}], maxVUs} (an open model)}],
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
 //                    tcp: {addrs, tls...}, http: {addrs, tls...}}
@@ -108,6 +109,19 @@ for (const s of PLAN.scenarios) {
       startTime: `${s.startMs}ms`,
       gracefulStop: `${PLAN.graceMs}ms`,
       exec: EXEC[s.type],
+    };
+  }
+  if (!custom && s.arrival) {
+    // An open model: one VU runs the whole schedule in Go (client.open), where maxVUs
+    // workers send the calls at their intended times on their own connections.
+    scenarios[s.name] = {
+      executor: 'per-vu-iterations',
+      vus: 1,
+      iterations: 1,
+      maxDuration: `${s.durationMs}ms`,
+      startTime: `${s.startMs}ms`,
+      gracefulStop: `${PLAN.graceMs}ms`,
+      exec: 'open_loop',
     };
   }
   if (custom && s.params) {
@@ -306,6 +320,48 @@ export function redis_upsert() {
   const n = callsNow(s);
   if (n > 0) client(s, false).upsertN(n);
   calls.add(n);
+}
+
+/** The command an open-model (arrival) scenario sends, as client.open's template. */
+function openArgs(s) {
+  switch (s.type) {
+    case 'redis.get':
+      return ['GET', `${keyPrefix(s)}__rand_int__`];
+    case 'redis.set':
+      return ['SET', `${keyPrefix(s)}__rand_int__`, body(s)];
+    case 'redis.ping':
+      return ['PING'];
+    default:
+      return s.command;
+  }
+}
+
+// An arrival scenario (s.arrival: this runner's segments and maxVUs): runs until its schedule ends.
+export function open_loop() {
+  const s = current();
+  if (s.type === 'tcp.echo') {
+    const t = TARGET.tcp;
+    const r = benchrun.echo({
+      addr: t.addrs[0],
+      size: s.bodySize > 0 ? s.bodySize : 1000,
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    }).open({ segments: s.arrival.segments, maxVUs: s.arrival.maxVUs, addrs: t.addrs });
+    calls.add(r.calls);
+    return;
+  }
+  const read = s.type === 'redis.get';
+  const t = TARGET.redis;
+  const r = client(s, read).open({
+    segments: s.arrival.segments,
+    maxVUs: s.arrival.maxVUs,
+    args: openArgs(s),
+    type: s.type,
+    addrs: read && t.readAddrs && t.readAddrs.length ? t.readAddrs : t.addrs, // workers spread round-robin
+  });
+  calls.add(r.calls);
 }
 
 // ---- YCSB -------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
+)
+
+// Arrival is one runner's open-model schedule (scripts/k6/benchrun.js hands it to the Go
+// hot path, k6/x/benchrun's client.open): rates are this runner's share in calls per second.
+type Arrival struct {
+	// Segments follow one another: a constant rate, linear ramps or search steps.
+	Segments []ArrivalSegment `json:"segments"`
+	// MaxVUs is the number of connections (workers) of this runner.
+	MaxVUs int `json:"maxVUs"`
+}
+
+// ArrivalSegment is a linear piece of the rate (From == To: constant).
+type ArrivalSegment struct {
+	// From and To are the rates at the segment's start and end, calls per second.
+	From float64 `json:"from"`
+	To   float64 `json:"to"`
+	// DurationMs is the segment's length.
+	DurationMs int64 `json:"durationMs"`
+	// Step is the 1-based saturation-search step (0: not a search).
+	Step int `json:"step,omitempty"`
+}
+
+// scenarioLength is how long scenario s runs: its arrival's stages or search steps, else its
+// duration, else load.duration.
+func scenarioLength(load *v1alpha1.LoadSpec, s v1alpha1.Scenario) time.Duration {
+	if d, ok := s.Arrival.Length(); ok {
+		return d
+	}
+	if s.Duration != nil {
+		return s.Duration.Duration
+	}
+	return load.Duration.Duration
+}
+
+// arrivalFor is runner index of count's share of an arrival scenario lasting d: every rate
+// (calls per timeUnit) is split with share64, so the runners' rates add up exactly.
+func arrivalFor(a *v1alpha1.ArrivalSpec, d time.Duration, index, count int) *Arrival {
+	if a == nil {
+		return nil
+	}
+	out := &Arrival{MaxVUs: v1alpha1.DefaultArrivalMaxVUs}
+	if a.MaxVUs != nil {
+		out.MaxVUs = int(*a.MaxVUs)
+	}
+	unit := a.Unit().Seconds()
+	perSecond := func(rate int64) float64 { return float64(share64(rate, index, count)) / unit }
+	switch {
+	case a.Rate != nil:
+		r := perSecond(*a.Rate)
+		out.Segments = []ArrivalSegment{{From: r, To: r, DurationMs: d.Milliseconds()}}
+	case a.Search != nil:
+		for i, rate := range a.Search.Rates() {
+			r := perSecond(rate)
+			out.Segments = append(out.Segments, ArrivalSegment{From: r, To: r, DurationMs: a.Search.StepDuration.Milliseconds(), Step: i + 1})
+		}
+	default:
+		from := 0.0
+		for _, st := range a.Stages {
+			to := perSecond(st.Target)
+			out.Segments = append(out.Segments, ArrivalSegment{From: from, To: to, DurationMs: st.Duration.Milliseconds()})
+			from = to
+		}
+	}
+	return out
+}
+
+// searchRules are the stop rules of the run's saturation searches, by scenario name.
+func searchRules(run *v1alpha1.BenchmarkRun) map[string]results.SearchRule {
+	var out map[string]results.SearchRule
+	for _, s := range run.Spec.Load.Scenarios {
+		if s.Arrival == nil || s.Arrival.Search == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]results.SearchRule{}
+		}
+		var r results.SearchRule
+		if p := s.Arrival.Search.MaxP99; p != nil {
+			r.MaxP99 = p.Duration
+		}
+		r.MaxErrorPercent = s.Arrival.Search.MaxErrorPercent
+		out[s.Name] = r
+	}
+	return out
+}
+
+// allOpen tells whether every scenario is an open model (then workers × tasksPerWorker are unused).
+func allOpen(scenarios []v1alpha1.Scenario) bool {
+	for _, s := range scenarios {
+		if s.Arrival == nil {
+			return false
+		}
+	}
+	return true
+}

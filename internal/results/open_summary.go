@@ -1,0 +1,201 @@
+package results
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// OpenSummary is the open-model part of a scenario's summary.
+type OpenSummary struct {
+	// TargetRate is the intended rate in calls per second (the mean of a ramping scenario).
+	TargetRate float64 `json:"targetRate"`
+	// AchievedRatio is CPS / TargetRate (0 without a target rate).
+	AchievedRatio float64 `json:"achievedRatio"`
+	// Dropped counts the calls due that no virtual user could start in time.
+	Dropped int64 `json:"dropped"`
+	// ServiceTimeMs are the service-time statistics (actual send → reply), not corrected
+	// for coordinated omission; LatencyMs of the scenario is the corrected latency.
+	ServiceTimeMs Latency `json:"serviceTimeMs"`
+	// Search is the saturation search's outcome, for a search scenario.
+	Search *SearchSummary `json:"search,omitempty"`
+}
+
+// SearchRule is a saturation search's stop rule: a step meets it when its corrected p99 is
+// at most MaxP99 (when set) and its error rate, dropped calls counted as failed, is at most
+// MaxErrorPercent (when set).
+type SearchRule struct {
+	// MaxP99 is the highest corrected p99 latency a step may have (0: no latency rule).
+	MaxP99 time.Duration
+	// MaxErrorPercent is the highest percentage of failed or dropped calls (nil: no rule).
+	MaxErrorPercent *float64
+}
+
+// String is the rule as shown in reports, e.g. "p99 <= 10ms, (errors+dropped) <= 0.1 %".
+func (r SearchRule) String() string {
+	var parts []string
+	if r.MaxP99 > 0 {
+		parts = append(parts, "p99 <= "+r.MaxP99.String())
+	}
+	if r.MaxErrorPercent != nil {
+		parts = append(parts, "(errors+dropped) <= "+formatG(*r.MaxErrorPercent)+" %")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SearchSummary is a saturation search's outcome: each step and the highest rate that met the rule.
+type SearchSummary struct {
+	// Rule is the stop rule as text (empty when the summary was made without it).
+	Rule string `json:"rule,omitempty"`
+	// BestRate is the highest step target rate (calls/s) that met the rule; 0 when none did.
+	BestRate float64 `json:"bestRate"`
+	// BestCPS is the achieved CPS of that step.
+	BestCPS float64 `json:"bestCPS"`
+	// Steps are the steps in order.
+	Steps []SearchStep `json:"steps"`
+}
+
+// SearchStep is one step of a saturation search.
+type SearchStep struct {
+	// Name is the step's operation name (step-01, ...).
+	Name string `json:"name"`
+	// TargetRate is the step's intended rate in calls per second.
+	TargetRate float64 `json:"targetRate"`
+	// CPS is the achieved calls per second (trimmed as a scenario's CPS).
+	CPS float64 `json:"cps"`
+	// Calls, Errors and Dropped count the step's calls.
+	Calls   int64 `json:"calls"`
+	Errors  int64 `json:"errors"`
+	Dropped int64 `json:"dropped"`
+	// ErrorPercent is (errors + dropped) / (calls + dropped) in percent, 2 decimals.
+	ErrorPercent float64 `json:"errorPercent"`
+	// P50Ms and P99Ms are the corrected latency percentiles; ServiceP99Ms the service time's p99.
+	P50Ms        float64 `json:"p50Ms"`
+	P99Ms        float64 `json:"p99Ms"`
+	ServiceP99Ms float64 `json:"serviceP99Ms"`
+	// Passed tells whether the step met the rule (false too when no rule was given).
+	Passed bool `json:"passed"`
+}
+
+// openSummary is the open-model summary of s, nil for a closed-model scenario.
+func openSummary(s *Scenario, opts Options) *OpenSummary {
+	if s.ServiceTime == nil {
+		return nil
+	}
+	o := &OpenSummary{TargetRate: round2(s.TargetRate), Dropped: s.Dropped, ServiceTimeMs: latency(s.ServiceTime, s.Calls)}
+	if s.TargetRate > 0 {
+		o.AchievedRatio = math.Round(cps(s, opts)/s.TargetRate*10000) / 10000
+	}
+	rule, hasRule := opts.Search[s.Name]
+	var steps []SearchStep
+	for i := range s.Operations {
+		if op := &s.Operations[i]; strings.HasPrefix(op.Name, "step-") {
+			steps = append(steps, searchStep(op, rule, hasRule, opts))
+		}
+	}
+	if len(steps) == 0 {
+		return o
+	}
+	o.Search = &SearchSummary{Steps: steps}
+	if hasRule {
+		o.Search.Rule = rule.String()
+	}
+	for _, st := range steps {
+		if st.Passed && st.TargetRate > o.Search.BestRate {
+			o.Search.BestRate, o.Search.BestCPS = st.TargetRate, st.CPS
+		}
+	}
+	return o
+}
+
+// searchStep summarizes one step (an operation of the search scenario) and applies the rule.
+func searchStep(op *Scenario, rule SearchRule, hasRule bool, opts Options) SearchStep {
+	stepOpts := opts
+	stepOpts.WarmUp, stepOpts.CoolDown = 0, 0 // the run's warm-up applies to the scenario, not a step
+	st := SearchStep{Name: op.Name, TargetRate: round2(op.TargetRate), CPS: round2(cps(op, stepOpts)),
+		Calls: op.Calls, Errors: op.Errors, Dropped: op.Dropped}
+	if n := op.Calls + op.Dropped; n > 0 {
+		st.ErrorPercent = round2(float64(op.Errors+op.Dropped) * 100 / float64(n))
+	}
+	var p99us float64
+	if op.Calls > 0 {
+		l := latency(&op.Latency, op.Calls)
+		st.P50Ms, st.P99Ms = l.P50, l.P99
+		p99us = quantile(&op.Latency, op.Calls, 0.99)
+		if op.ServiceTime != nil {
+			st.ServiceP99Ms = latency(op.ServiceTime, op.Calls).P99
+		}
+	}
+	st.Passed = hasRule && op.Calls > 0 &&
+		(rule.MaxP99 <= 0 || p99us <= float64(rule.MaxP99.Microseconds())) &&
+		(rule.MaxErrorPercent == nil || float64(op.Errors+op.Dropped)*100 <= *rule.MaxErrorPercent*float64(op.Calls+op.Dropped))
+	return st
+}
+
+// openTable returns the open-model table of the scenarios run at an arrival rate, or nil.
+func openTable(scs []ScenarioSummary) *table {
+	t := &table{
+		headers: []string{"", "target/s", "CPS", "ratio", "dropped", "k50", "k99", "service k50", "service k99"},
+		right:   []bool{false, true, true, true, true, true, true, true, true},
+	}
+	for _, sc := range scs {
+		o := sc.Open
+		if o == nil {
+			continue
+		}
+		t.rows = append(t.rows, []string{sc.Name, FormatThousands(o.TargetRate, 2), FormatThousands(sc.CPS, 2),
+			fmt.Sprintf("%.4f", o.AchievedRatio), formatInt(o.Dropped), formatG(sc.LatencyMs.P50), formatG(sc.LatencyMs.P99),
+			formatG(o.ServiceTimeMs.P50), formatG(o.ServiceTimeMs.P99)})
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// searchTable returns the step table of a saturation search.
+func searchTable(s *SearchSummary) *table {
+	t := &table{
+		headers: []string{"step", "target/s", "CPS", "k50", "k99", "service k99", "calls", "errors", "dropped", "met rule"},
+		right:   []bool{false, true, true, true, true, true, true, true, true, false},
+	}
+	for _, st := range s.Steps {
+		met := "no"
+		if st.Passed {
+			met = "yes"
+		}
+		t.rows = append(t.rows, []string{st.Name, FormatThousands(st.TargetRate, 2), FormatThousands(st.CPS, 2),
+			formatG(st.P50Ms), formatG(st.P99Ms), formatG(st.ServiceP99Ms), formatInt(st.Calls), formatInt(st.Errors),
+			formatInt(st.Dropped), met})
+	}
+	return t
+}
+
+// writeOpenMarkdown writes the open-model tables (after the closed-model ones): latency k50/k99
+// are corrected for coordinated omission (intended start → reply), service k50/k99 are not.
+func writeOpenMarkdown(bw *bufio.Writer, scs []ScenarioSummary) {
+	t := openTable(scs)
+	if t == nil {
+		return
+	}
+	bw.WriteString("\nOpen Model (arrival rate; k50/k99 in ms from each call's intended start, service from its actual send):\n\n")
+	t.write(bw)
+	for _, sc := range scs {
+		if sc.Open == nil || sc.Open.Search == nil {
+			continue
+		}
+		s := sc.Open.Search
+		rule := s.Rule
+		if rule == "" {
+			rule = "no rule given"
+		}
+		best := "no step met the rule"
+		if s.BestRate > 0 {
+			best = fmt.Sprintf("highest rate meeting the rule: %s/s (achieved %s CPS)", FormatThousands(s.BestRate, 2), FormatThousands(s.BestCPS, 2))
+		}
+		fmt.Fprintf(bw, "\nSaturation Search %s (%s): %s\n\n", sc.Name, rule, best)
+		searchTable(s).write(bw)
+	}
+}
