@@ -1,6 +1,9 @@
-// Package progress is the small live-progress document a runner publishes in its state ConfigMap
-// (key progress.json) while the load runs, and the manager's bounded decode and merge of it, so
-// abortOnFail thresholds can be judged approximately before collection. Pure: no I/O.
+// Package progress is the small live-progress document a runner publishes while the load
+// runs (k6ext/bench writes it to a file; the runner agent copies it into its state ConfigMap
+// under Key; `benchrun run` reads the files), the manager's bounded decode and exact merge of
+// it over runners, and the live evaluation of abortOnFail thresholds on the merged figures.
+// Latencies are a coarse histogram over livemetrics.LatencyBounds (10 buckets per decade), so
+// documents merge exactly and percentiles are approximate (within one bucket, 25 %). Pure: no I/O.
 package progress
 
 import (
@@ -11,6 +14,7 @@ import (
 	"sort"
 
 	benchv1 "github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/livemetrics"
 )
 
 // Key is the state ConfigMap key a runner writes its progress under.
@@ -22,6 +26,15 @@ const MaxBytes = 64 << 10
 // MaxScenarios caps the scenarios one document may carry.
 const MaxScenarios = 256
 
+// maxCount bounds every count a document may carry, so sums over 1,024 runners cannot overflow.
+const maxCount = 1 << 50
+
+// maxElapsed bounds a scenario's elapsed seconds (about 115 days).
+const maxElapsed = 1e7
+
+// NumBuckets is the number of latency buckets: one per livemetrics.LatencyBounds plus overflow.
+var NumBuckets = len(livemetrics.LatencyBounds) + 1
+
 // Scenario is one scenario's live figures on one runner.
 type Scenario struct {
 	// Name is the scenario name.
@@ -30,10 +43,13 @@ type Scenario struct {
 	Calls int64 `json:"calls"`
 	// Errors counted so far.
 	Errors int64 `json:"errors,omitempty"`
-	// ElapsedSeconds since this runner's load started.
+	// ElapsedSeconds is how long the scenario has made calls on this runner so far.
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
-	// LatencyMs holds approximate latency figures so far.
-	LatencyMs benchv1.LatencyMs `json:"latencyMs"`
+	// SumMicros is the sum of the latencies in µs.
+	SumMicros int64 `json:"sumMicros,omitempty"`
+	// Buckets are call counts per latency bucket (livemetrics.LatencyBounds, then overflow);
+	// trailing empty buckets may be left out.
+	Buckets []int64 `json:"buckets,omitempty"`
 }
 
 // Doc is one runner's progress document.
@@ -44,6 +60,13 @@ type Doc struct {
 
 // Encode marshals d, refusing a document over MaxBytes.
 func Encode(d Doc) ([]byte, error) {
+	for i := range d.Scenarios {
+		b := d.Scenarios[i].Buckets
+		for len(b) > 0 && b[len(b)-1] == 0 {
+			b = b[:len(b)-1]
+		}
+		d.Scenarios[i].Buckets = b
+	}
 	b, err := json.Marshal(d)
 	if err != nil {
 		return nil, err
@@ -55,7 +78,7 @@ func Encode(d Doc) ([]byte, error) {
 }
 
 // Decode reads a progress document defensively: size cap before decoding, bounded scenario
-// count, and non-finite or negative figures refused.
+// and bucket counts, and non-finite, negative or absurd figures refused.
 func Decode(s string) (Doc, error) {
 	var d Doc
 	if len(s) > MaxBytes {
@@ -68,52 +91,123 @@ func Decode(s string) (Doc, error) {
 		return Doc{}, fmt.Errorf("progress document has %d scenarios, over %d", len(d.Scenarios), MaxScenarios)
 	}
 	for _, sc := range d.Scenarios {
-		if sc.Name == "" || sc.Calls < 0 || sc.Errors < 0 || !finite(sc.ElapsedSeconds) || sc.ElapsedSeconds < 0 {
-			return Doc{}, errors.New("progress document has an invalid scenario entry")
-		}
-		l := sc.LatencyMs
-		for _, v := range []float64{l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max} {
-			if !finite(v) || v < 0 {
-				return Doc{}, errors.New("progress document has an invalid latency figure")
-			}
+		if err := checkScenario(sc); err != nil {
+			return Doc{}, err
 		}
 	}
 	return d, nil
 }
 
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// checkScenario refuses an entry no honest runner writes.
+func checkScenario(sc Scenario) error {
+	if sc.Name == "" || len(sc.Name) > 253 || !count(sc.Calls) || !count(sc.Errors) || !count(sc.SumMicros) {
+		return errors.New("progress document has an invalid scenario entry")
+	}
+	if math.IsNaN(sc.ElapsedSeconds) || sc.ElapsedSeconds < 0 || sc.ElapsedSeconds > maxElapsed {
+		return errors.New("progress document has an invalid elapsed time")
+	}
+	if len(sc.Buckets) > NumBuckets {
+		return fmt.Errorf("progress document has %d latency buckets, over %d", len(sc.Buckets), NumBuckets)
+	}
+	for _, n := range sc.Buckets {
+		if !count(n) {
+			return errors.New("progress document has an invalid latency bucket")
+		}
+	}
+	return nil
+}
 
-// Merge sums calls and errors per scenario over runners; CPS is summed per runner
-// (calls/elapsed); mean is call-weighted; percentiles and max take the largest runner figure
-// (an upper bound, conservative for latency thresholds). Results are sorted by name.
+// count tells whether n is a count a document may carry.
+func count(n int64) bool { return n >= 0 && n <= maxCount }
+
+// Merge sums calls, errors and latency buckets per scenario over runners (exact); CPS is the
+// sum of each runner's calls/elapsed; mean and percentiles come from the merged buckets
+// (percentiles interpolated within a bucket, max the upper bound of the highest non-empty
+// bucket). Results are sorted by name.
 func Merge(docs []Doc) []benchv1.ScenarioResult {
-	by := map[string]*benchv1.ScenarioResult{}
+	type acc struct {
+		r       benchv1.ScenarioResult
+		sum     int64
+		buckets []int64
+	}
+	by := map[string]*acc{}
 	for _, d := range docs {
 		for _, sc := range d.Scenarios {
-			r := by[sc.Name]
-			if r == nil {
-				r = &benchv1.ScenarioResult{Name: sc.Name}
-				by[sc.Name] = r
+			a := by[sc.Name]
+			if a == nil {
+				a = &acc{r: benchv1.ScenarioResult{Name: sc.Name}, buckets: make([]int64, NumBuckets)}
+				by[sc.Name] = a
 			}
 			if sc.ElapsedSeconds > 0 {
-				r.CPS += float64(sc.Calls) / sc.ElapsedSeconds
+				a.r.CPS += float64(sc.Calls) / sc.ElapsedSeconds
 			}
-			if tot := r.Calls + sc.Calls; tot > 0 {
-				r.LatencyMs.Mean = (r.LatencyMs.Mean*float64(r.Calls) + sc.LatencyMs.Mean*float64(sc.Calls)) / float64(tot)
+			a.r.Calls += sc.Calls
+			a.r.Errors += sc.Errors
+			a.sum += sc.SumMicros
+			for i, n := range sc.Buckets[:min(len(sc.Buckets), NumBuckets)] {
+				a.buckets[i] += n
 			}
-			r.Calls += sc.Calls
-			r.Errors += sc.Errors
-			r.LatencyMs.P50 = math.Max(r.LatencyMs.P50, sc.LatencyMs.P50)
-			r.LatencyMs.P90 = math.Max(r.LatencyMs.P90, sc.LatencyMs.P90)
-			r.LatencyMs.P99 = math.Max(r.LatencyMs.P99, sc.LatencyMs.P99)
-			r.LatencyMs.P999 = math.Max(r.LatencyMs.P999, sc.LatencyMs.P999)
-			r.LatencyMs.Max = math.Max(r.LatencyMs.Max, sc.LatencyMs.Max)
 		}
 	}
 	out := make([]benchv1.ScenarioResult, 0, len(by))
-	for _, r := range by {
-		out = append(out, *r)
+	for _, a := range by {
+		a.r.LatencyMs = latency(a.buckets, a.sum)
+		out = append(out, a.r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// latency computes the figures of merged buckets (ms).
+func latency(buckets []int64, sumMicros int64) benchv1.LatencyMs {
+	var total int64
+	for _, n := range buckets {
+		total += n
+	}
+	if total == 0 {
+		return benchv1.LatencyMs{}
+	}
+	l := benchv1.LatencyMs{Mean: float64(sumMicros) / float64(total) / 1000,
+		P50: quantile(buckets, total, 0.5), P90: quantile(buckets, total, 0.9), P99: quantile(buckets, total, 0.99),
+		P999: quantile(buckets, total, 0.999)}
+	for i := len(buckets) - 1; i >= 0; i-- {
+		if buckets[i] > 0 {
+			_, hi := bounds(i)
+			l.Max = hi
+			break
+		}
+	}
+	l.Median = l.P50
+	return l
+}
+
+// bounds are bucket i's lower and upper bounds in ms (the overflow bucket: both the last bound).
+func bounds(i int) (float64, float64) {
+	lb := livemetrics.LatencyBounds
+	lo := 0.0
+	if i > 0 {
+		lo = lb[min(i-1, len(lb)-1)] * 1000
+	}
+	if i >= len(lb) {
+		return lo, lo
+	}
+	return lo, lb[i] * 1000
+}
+
+// quantile interpolates the q-quantile (ms) linearly within its bucket.
+func quantile(buckets []int64, total int64, q float64) float64 {
+	rank := q * float64(total)
+	var cum float64
+	for i, n := range buckets {
+		if n == 0 {
+			continue
+		}
+		if cum+float64(n) >= rank {
+			lo, hi := bounds(i)
+			return lo + (hi-lo)*(rank-cum)/float64(n)
+		}
+		cum += float64(n)
+	}
+	_, hi := bounds(len(buckets) - 1)
+	return hi
 }
