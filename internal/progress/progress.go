@@ -20,6 +20,13 @@ import (
 // Key is the state ConfigMap key a runner writes its progress under.
 const Key = "progress.json"
 
+// EnvFile names the file benchrun's k6 output rewrites the progress document in while the
+// load runs; unset, it writes none.
+const EnvFile = "BENCHRUN_PROGRESS_FILE"
+
+// EnvInterval is how often the k6 output rewrites it (Go duration, default 2s, at least 100ms).
+const EnvInterval = "BENCHRUN_PROGRESS_INTERVAL"
+
 // MaxBytes caps a progress document; larger entries are refused before decoding.
 const MaxBytes = 64 << 10
 
