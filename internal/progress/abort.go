@@ -11,7 +11,7 @@ import (
 
 // ReasonAborted is the reason of a run stopped early because live figures broke an
 // abortOnFail threshold (phase Failed, what was collected kept).
-const ReasonAborted = "AbortedOnThreshold"
+const ReasonAborted = benchv1.ReasonAbortedOnThreshold
 
 // Broken evaluates the abortOnFail thresholds on the live merged figures, sinceStart after the
 // load started: a threshold is judged once its delayAbortEval has passed, only on scenarios
