@@ -132,34 +132,66 @@ func count(n int64) bool { return n >= 0 && n <= maxCount }
 // (percentiles interpolated within a bucket, max the upper bound of the highest non-empty
 // bucket). Results are sorted by name.
 func Merge(docs []Doc) []benchv1.ScenarioResult {
-	type acc struct {
-		r       benchv1.ScenarioResult
-		sum     int64
-		buckets []int64
-	}
-	by := map[string]*acc{}
+	m := NewMerger(nil)
 	for _, d := range docs {
-		for _, sc := range d.Scenarios {
-			a := by[sc.Name]
-			if a == nil {
-				a = &acc{r: benchv1.ScenarioResult{Name: sc.Name}, buckets: make([]int64, NumBuckets)}
-				by[sc.Name] = a
+		m.Add(d)
+	}
+	return m.Results()
+}
+
+// Merger merges runner documents one at a time, keeping one accumulator per scenario: memory
+// is bounded by the scenarios, whatever the number of runners.
+type Merger struct {
+	allowed map[string]bool
+	by      map[string]*acc
+	// Skipped counts scenario entries dropped because their name is not allowed.
+	Skipped int
+}
+
+// acc accumulates one scenario.
+type acc struct {
+	r       benchv1.ScenarioResult
+	sum     int64
+	buckets []int64
+}
+
+// NewMerger returns a merger accepting only the scenario names in allowed (any name, up to
+// MaxScenarios, when allowed is nil).
+func NewMerger(allowed map[string]bool) *Merger {
+	return &Merger{allowed: allowed, by: map[string]*acc{}}
+}
+
+// Add merges one runner's document.
+func (m *Merger) Add(d Doc) {
+	for _, sc := range d.Scenarios {
+		a := m.by[sc.Name]
+		if a == nil {
+			if (m.allowed != nil && !m.allowed[sc.Name]) || (m.allowed == nil && len(m.by) >= MaxScenarios) {
+				m.Skipped++
+				continue
 			}
-			if sc.ElapsedSeconds > 0 {
-				a.r.CPS += float64(sc.Calls) / sc.ElapsedSeconds
-			}
-			a.r.Calls += sc.Calls
-			a.r.Errors += sc.Errors
-			a.sum += sc.SumMicros
-			for i, n := range sc.Buckets[:min(len(sc.Buckets), NumBuckets)] {
-				a.buckets[i] += n
-			}
+			a = &acc{r: benchv1.ScenarioResult{Name: sc.Name}, buckets: make([]int64, NumBuckets)}
+			m.by[sc.Name] = a
+		}
+		if sc.ElapsedSeconds > 0 {
+			a.r.CPS += float64(sc.Calls) / sc.ElapsedSeconds
+		}
+		a.r.Calls += sc.Calls
+		a.r.Errors += sc.Errors
+		a.sum += sc.SumMicros
+		for i, n := range sc.Buckets[:min(len(sc.Buckets), NumBuckets)] {
+			a.buckets[i] += n
 		}
 	}
-	out := make([]benchv1.ScenarioResult, 0, len(by))
-	for _, a := range by {
-		a.r.LatencyMs = latency(a.buckets, a.sum)
-		out = append(out, a.r)
+}
+
+// Results are the merged figures per scenario, sorted by name.
+func (m *Merger) Results() []benchv1.ScenarioResult {
+	out := make([]benchv1.ScenarioResult, 0, len(m.by))
+	for _, a := range m.by {
+		r := a.r
+		r.LatencyMs = latency(a.buckets, a.sum)
+		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -119,3 +119,11 @@ func TestPublishInterval(t *testing.T) {
 		}
 	}
 }
+
+func TestMergerAllowsOnlyKnownScenarios(t *testing.T) {
+	m := NewMerger(map[string]bool{"get": true})
+	m.Add(Doc{Scenarios: []Scenario{{Name: "get", Calls: 1, ElapsedSeconds: 1}, {Name: "forged", Calls: 1 << 40, ElapsedSeconds: 1}}})
+	if r := m.Results(); len(r) != 1 || r[0].Name != "get" || m.Skipped != 1 {
+		t.Fatalf("results %+v skipped %d", r, m.Skipped)
+	}
+}
