@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchrun/benchrun/api/v1alpha1"
 	liveprogress "github.com/benchrun/benchrun/internal/progress"
 )
 
@@ -72,4 +73,21 @@ func TestRunLiveAbortHeld(t *testing.T) {
 		t.Errorf("aborted although the thresholds held:\n%s", c.stderr.String())
 	}
 	completeDoc(t, out, 3)
+}
+
+// TestWatchLiveLine: benchrun watch's line shows live calls/s per scenario while Running.
+func TestWatchLiveLine(t *testing.T) {
+	run := &v1alpha1.BenchmarkRun{}
+	run.Name = "r"
+	run.Status.Phase = v1alpha1.PhaseRunning
+	run.Status.Live = &v1alpha1.LiveStatus{Runners: 2, Scenarios: []v1alpha1.LiveScenario{{Name: "get", Calls: 10, CPS: 12345.6, P99Ms: 1.94},
+		{Name: "set", Calls: 5, Errors: 2, CPS: 9876, P99Ms: 2}}}
+	line := progressLine(run)
+	if !strings.Contains(line, "live get 12,346 calls/s p99 1.94ms, set 9,876 calls/s p99 2ms 2 errors") {
+		t.Fatalf("line %q", line)
+	}
+	run.Status.Phase = v1alpha1.PhaseCollecting
+	if strings.Contains(progressLine(run), "live") {
+		t.Fatal("live figures shown after the load")
+	}
 }
