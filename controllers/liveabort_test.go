@@ -211,3 +211,35 @@ func TestLiveProgressHostile(t *testing.T) {
 		t.Fatalf("verdict %s", run.Status.Verdict)
 	}
 }
+
+// TestLiveAbortFlushTimeout: runners that do not react to stopAt (an older runner image)
+// hold the run at most abortFlushTimeout; then what was stored is collected and the run
+// ends Failed AbortedOnThreshold (relative threshold: live CPS against status.baseline).
+func TestLiveAbortFlushTimeout(t *testing.T) {
+	e := newEnv(t)
+	base := e.finishedRun(e.redisRun("base", 1), 100, v1alpha1.PhaseSucceeded)
+	run := e.redisRun("stubborn", 2)
+	run.Spec.Baseline = &v1alpha1.BaselineSpec{Name: base.Name}
+	run.Spec.Thresholds = []v1alpha1.Threshold{{Scenario: "set", Expr: "cps >= +1000%", AbortOnFail: true}}
+	run = e.startedRun(run)
+	e.finishRunner(run, 0, 100)
+	e.setRunnerState(run, 1, map[string]string{runner.KeyState: runner.StateRunning,
+		runner.KeyLoadStartedAt: e.clock.Now().Format(time.RFC3339Nano), progress.Key: progressDoc(t, run, 500)}, nil)
+	e.clock.Step(time.Second)
+	e.reconcile(run.Name)
+	if c := meta.FindStatusCondition(e.get(run.Name).Status.Conditions, v1alpha1.ConditionLoadComplete); c == nil ||
+		c.Reason != v1alpha1.ReasonAbortedOnThreshold || !strings.Contains(c.Message, "'cps >= +1000%' broken live on scenario set: observed 50, limit 1") {
+		t.Fatalf("LoadComplete %+v", c)
+	}
+	e.clock.Step(abortFlushTimeout / 2)
+	e.reconcile(run.Name)
+	if p := e.get(run.Name).Status.Phase; p != v1alpha1.PhaseRunning {
+		t.Fatalf("collected before the flush timeout: %s", p)
+	}
+	e.clock.Step(abortFlushTimeout / 2)
+	run = e.until(run.Name, v1alpha1.PhaseFailed)
+	done := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSucceeded)
+	if done.Reason != v1alpha1.ReasonAbortedOnThreshold || !run.Status.Partial || len(run.Status.Results) != 2 || run.Status.Results[0].Calls != 100 {
+		t.Fatalf("finished %+v partial %v results %+v", done, run.Status.Partial, run.Status.Results)
+	}
+}
