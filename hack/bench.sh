@@ -15,6 +15,8 @@
 #   9. Live metrics: k6 GET calls/s with remote write to an unreachable endpoint vs without
 #  10. Operator scale: SCALE_RUNS concurrent BenchmarkRuns reconciled by the manager binary on
 #      envtest (simulated runner pods): time until all Succeeded, manager peak RSS vs idle, heap
+#  11. Live progress (abortOnFail, status.live): k6 GET calls/s and CPU/call with the progress
+#      file every 2s and every 250ms vs without
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
 # SCALE_RUNS (1000), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
@@ -158,3 +160,6 @@ else
     go test -count=1 -timeout 15m -run '^TestScaleManyRuns$' -v ./controllers/ 2>/dev/null | grep -E '^runs:|^--- FAIL|^FAIL' || true
   rm -rf "$MGR_DIR"
 fi
+
+hr "11. Live progress file (abortOnFail, status.live) vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-progress.sh "$CONNS" "$SECS"
