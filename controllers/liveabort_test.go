@@ -159,6 +159,9 @@ func TestLiveAbortOnFail(t *testing.T) {
 		len(st.Results) != 2 || st.Results[0].Calls != 100 || st.Report.ConfigMapName == "" {
 		t.Fatalf("finished %s (%s) verdict %s partial %v results %+v", done.Reason, done.Message, st.Verdict, st.Partial, st.Results)
 	}
+	if st.Live != nil {
+		t.Errorf("status.live kept after collection: %+v", st.Live)
+	}
 	if tm := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionThresholdsMet); tm == nil || tm.Reason != v1alpha1.ReasonAbortedOnThreshold {
 		t.Errorf("ThresholdsMet %+v", tm)
 	}
