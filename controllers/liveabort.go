@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +24,11 @@ import (
 // liveStatusInterval) and evaluates the abortOnFail thresholds once their delayAbortEval has
 // passed since the load started. When one is broken it writes stopAt into the barrier (the
 // runners stop k6 gracefully and store their partial documents) and sets LoadComplete=False
-// with reason AbortedOnThreshold and a message naming the threshold and the live value; once
-// every runner finished, or abortFlushTimeout passed, the run collects what was stored and
-// ends Failed with that reason (collect.go takes a false LoadComplete's reason).
+// with reason AbortedOnThreshold and a message naming the threshold and the live value; runners
+// still loading after half of abortFlushTimeout (an older image ignores stopAt) have their Job
+// deleted (SIGTERM: they store what they measured too); once every runner finished, or
+// abortFlushTimeout passed, the run collects what was stored and ends Failed with that reason
+// (collect.go takes a false LoadComplete's reason).
 
 // abortFlushTimeout bounds how long stopped runners may take to store their partial
 // documents (k6's graceful stop and the upload) before the run collects what is stored.
@@ -42,8 +45,11 @@ const maxLiveScenarios = 32
 func (r *BenchmarkRunReconciler) followLive(ctx context.Context, s *step, obs *observation) (bool, error) {
 	st := &s.run.Status
 	if c := abortCondition(st); c != nil {
-		if obs.done+len(obs.failed) >= int(st.Runners.Desired) || s.now.Sub(c.LastTransitionTime.Time) >= abortFlushTimeout {
+		waited := s.now.Sub(c.LastTransitionTime.Time)
+		if obs.done+len(obs.failed) >= int(st.Runners.Desired) || waited >= abortFlushTimeout {
 			s.enterCollecting(v1alpha1.ReasonAbortedOnThreshold, "%s; collecting what the runners stored", c.Message)
+		} else if waited >= abortFlushTimeout/2 {
+			return true, r.deleteRunnerJob(ctx, s) // runners ignoring stopAt (an older image) get SIGTERM
 		}
 		return true, nil
 	}
@@ -125,6 +131,13 @@ func setLive(s *step, live []v1alpha1.ScenarioResult, merged, ignored int) {
 			CPS: math.Round(r.CPS*100) / 100, P99Ms: math.Round(r.LatencyMs.P99*1000) / 1000})
 	}
 	st.Live = ls
+}
+
+// deleteRunnerJob deletes the run's runner Job: its pods get SIGTERM, on which a runner agent
+// stops k6 and stores its partial document within the pods' grace period.
+func (r *BenchmarkRunReconciler) deleteRunnerJob(ctx context.Context, s *step) error {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: s.run.Namespace, Name: runner.JobName(prefix(s.run, s.run.Generation))}}
+	return client.IgnoreNotFound(r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
 // requestStop writes stopAt into the barrier ConfigMap, which every runner watches.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -215,9 +216,10 @@ func TestLiveProgressHostile(t *testing.T) {
 	}
 }
 
-// TestLiveAbortFlushTimeout: runners that do not react to stopAt (an older runner image)
-// hold the run at most abortFlushTimeout; then what was stored is collected and the run
-// ends Failed AbortedOnThreshold (relative threshold: live CPS against status.baseline).
+// TestLiveAbortFlushTimeout: runners that do not react to stopAt (an older runner image) get
+// their Job deleted (SIGTERM) after half of abortFlushTimeout and hold the run at most
+// abortFlushTimeout; then what was stored is collected and the run ends Failed
+// AbortedOnThreshold (relative threshold: live CPS against status.baseline).
 func TestLiveAbortFlushTimeout(t *testing.T) {
 	e := newEnv(t)
 	base := e.finishedRun(e.redisRun("base", 1), 100, v1alpha1.PhaseSucceeded)
@@ -234,10 +236,16 @@ func TestLiveAbortFlushTimeout(t *testing.T) {
 		c.Reason != v1alpha1.ReasonAbortedOnThreshold || !strings.Contains(c.Message, "'cps >= +1000%' broken live on scenario set: observed 50, limit 1") {
 		t.Fatalf("LoadComplete %+v", c)
 	}
-	e.clock.Step(abortFlushTimeout / 2)
+	job := runner.JobName(prefix(run, run.Generation))
+	e.clock.Step(abortFlushTimeout/2 - time.Second)
 	e.reconcile(run.Name)
-	if p := e.get(run.Name).Status.Phase; p != v1alpha1.PhaseRunning {
-		t.Fatalf("collected before the flush timeout: %s", p)
+	if p := e.get(run.Name).Status.Phase; p != v1alpha1.PhaseRunning || !e.exists(&batchv1.Job{}, job) {
+		t.Fatalf("collected or Job deleted before half the flush timeout: %s", p)
+	}
+	e.clock.Step(time.Second)
+	e.reconcile(run.Name)
+	if p := e.get(run.Name).Status.Phase; p != v1alpha1.PhaseRunning || e.exists(&batchv1.Job{}, job) {
+		t.Fatalf("after half the flush timeout the runner Job must be deleted (SIGTERM), the run still waiting: %s", p)
 	}
 	e.clock.Step(abortFlushTimeout / 2)
 	run = e.until(run.Name, v1alpha1.PhaseFailed)
