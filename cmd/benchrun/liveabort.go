@@ -119,3 +119,13 @@ func readProgress(path string) (liveprogress.Doc, error) {
 	}
 	return liveprogress.Decode(string(b))
 }
+
+// appendVerdict appends text to the out dir's verdict.md (best effort: stderr has it too).
+func appendVerdict(outDir, text string) {
+	f, err := os.OpenFile(filepath.Join(outDir, "verdict.md"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(text)
+	_ = f.Close()
+}

@@ -46,6 +46,9 @@ func TestRunLiveAbort(t *testing.T) {
 	if !strings.Contains(c.stdout.String(), "Verdict: Failed") {
 		t.Errorf("stdout lacks the verdict:\n%s", c.stdout.String())
 	}
+	if v, err := os.ReadFile(filepath.Join(out, "verdict.md")); err != nil || !strings.Contains(string(v), "AbortedOnThreshold: abortOnFail threshold 'p99 < 0.001'") {
+		t.Errorf("verdict.md does not say why the run was aborted: %v\n%s", err, v)
+	}
 	b, err := os.ReadFile(filepath.Join(out, "runner-0.progress.json"))
 	if err != nil {
 		t.Fatal(err)

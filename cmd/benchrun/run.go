@@ -373,6 +373,7 @@ func (l *localRun) collect(out loadOutcome) int {
 		return exitInterrupted
 	case out.aborted != "":
 		_, _ = fmt.Fprintf(l.stderr, "benchrun: %s: %s\n", liveprogress.ReasonAborted, out.aborted)
+		appendVerdict(l.outDir, "\n"+liveprogress.ReasonAborted+": "+out.aborted+"\n")
 		return exitThresholds
 	case out.timedOut || failed:
 		return exitFailed
