@@ -37,16 +37,17 @@ func progressFile(outDir string, i int) string {
 }
 
 // startLiveAbort returns ctx itself when no threshold has abortOnFail, else a context
-// cancelled when one breaks live, and the function telling why (empty while none broke).
-func (l *localRun) startLiveAbort(ctx context.Context) (context.Context, func() string) {
+// cancelled when one breaks live; why tells why (empty while none broke), end stops watching.
+func (l *localRun) startLiveAbort(ctx context.Context) (actx context.Context, why func() string, end func()) {
 	if !liveprogress.HasAbortOnFail(l.run.Spec.Thresholds) {
-		return ctx, func() string { return "" }
+		return ctx, func() string { return "" }, func() {}
 	}
 	a := &liveAbort{ths: l.run.Spec.Thresholds, baseline: l.gate.baseline}
 	for _, r := range l.runners {
 		a.files = append(a.files, r.progress)
 	}
 	actx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
 	go func() {
 		defer cancel()
 		t := time.NewTicker(liveAbortPoll)
@@ -55,6 +56,8 @@ func (l *localRun) startLiveAbort(ctx context.Context) (context.Context, func() 
 			select {
 			case <-actx.Done():
 				return
+			case <-stop:
+				return
 			case now := <-t.C:
 				if a.check(now) {
 					return
@@ -62,7 +65,7 @@ func (l *localRun) startLiveAbort(ctx context.Context) (context.Context, func() 
 			}
 		}
 	}()
-	return actx, a.message
+	return actx, a.message, func() { close(stop) }
 }
 
 // message is why the load was aborted, "" when it was not.

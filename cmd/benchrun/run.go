@@ -312,8 +312,9 @@ func (l *localRun) watch(sigCtx context.Context) loadOutcome {
 		go prog.run()
 	}
 	var out loadOutcome
-	ctx, aborted := l.startLiveAbort(sigCtx)
+	ctx, aborted, endAbort := l.startLiveAbort(sigCtx)
 	out.interrupted, out.timedOut, out.crashed = waitRunners(ctx, l.runners, lifecycle.RunTimeout(l.run)-time.Since(l.t0))
+	endAbort()
 	if prog != nil {
 		prog.stop()
 	}
