@@ -72,6 +72,9 @@ func (r *BenchmarkRunReconciler) followLive(ctx context.Context, s *step, obs *o
 	}
 	msg := progress.AbortMessage(tr, since)
 	s.setCondition(v1alpha1.ConditionThresholdsMet, metav1.ConditionFalse, v1alpha1.ReasonAbortedOnThreshold, msg)
+	// LoadComplete is already False (Waiting): removed first, so its transition time is the
+	// abort's and starts the flush wait.
+	apimeta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionLoadComplete)
 	s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, v1alpha1.ReasonAbortedOnThreshold, msg)
 	return true, nil
 }

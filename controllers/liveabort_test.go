@@ -229,8 +229,10 @@ func TestLiveAbortFlushTimeout(t *testing.T) {
 	run = e.startedRun(run)
 	e.finishRunner(run, 0, 100)
 	e.setRunnerState(run, 1, map[string]string{runner.KeyState: runner.StateRunning,
-		runner.KeyLoadStartedAt: e.clock.Now().Format(time.RFC3339Nano), progress.Key: progressDoc(t, run, 500)}, nil)
-	e.clock.Step(time.Second)
+		runner.KeyLoadStartedAt: e.clock.Now().Format(time.RFC3339Nano)}, nil)
+	e.reconcile(run.Name) // LoadComplete False (Waiting) from here on
+	e.clock.Step(time.Minute)
+	e.setRunnerState(run, 1, map[string]string{progress.Key: progressDoc(t, run, 500)}, nil)
 	e.reconcile(run.Name)
 	if c := meta.FindStatusCondition(e.get(run.Name).Status.Conditions, v1alpha1.ConditionLoadComplete); c == nil ||
 		c.Reason != v1alpha1.ReasonAbortedOnThreshold || !strings.Contains(c.Message, "'cps >= +1000%' broken live on scenario set: observed 50, limit 1") {

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +15,7 @@ import (
 )
 
 // (l) live abortOnFail on real pods: a 2 × 2 min load whose live p99 breaks 'p99 < 0.001'
-// (after delayAbortEval 5s) is stopped early — the runners publish their progress into
+// (after delayAbortEval 20s, so status.live shows a few publishes first) is stopped early — the runners publish their progress into
 // their state ConfigMaps, status.live shows it, the manager writes stopAt, the runners'
 // k6 stop gracefully and store partial documents — and the run ends Failed with reason
 // AbortedOnThreshold, results and report kept.
@@ -39,7 +41,7 @@ spec:
     runners:
       parallelism: 2
   thresholds:
-  - {expr: 'p99 < 0.001', abortOnFail: true, delayAbortEval: 5s}
+  - {expr: 'p99 < 0.001', abortOnFail: true, delayAbortEval: 20s}
   cleanup:
     policy: Always
 `
@@ -63,6 +65,11 @@ spec:
 	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionSucceeded)
 	if c == nil || c.Reason != v1alpha1.ReasonAbortedOnThreshold || !strings.Contains(c.Message, "'p99 < 0.001' broken live on scenario ping: observed") {
 		t.Fatalf("conditions %s", conditionsText(run))
+	}
+	if m := regexp.MustCompile(`after ([0-9.]+)s of load`).FindStringSubmatch(c.Message); m == nil {
+		t.Errorf("message without the load time: %s", c.Message)
+	} else if after, _ := strconv.ParseFloat(m[1], 64); after < 20 {
+		t.Errorf("aborted after %ss of load, before delayAbortEval (20s)", m[1])
 	}
 	if took > 90*time.Second {
 		t.Errorf("the 4 min load ended %s after Running: not stopped early", took.Round(time.Second))
