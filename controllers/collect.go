@@ -49,6 +49,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	}
 	sum := results.Summarize(merged, plan.SummaryOptions(run))
 	st.Results = toScenarioResults(sum.Scenarios)
+	st.Live = nil // the exact figures replace the live ones
 	st.BestCPS = bestCPS(sum.Scenarios)
 	st.Partial = sum.Partial
 	st.PartialReasons = sum.PartialReasons[:min(len(sum.PartialReasons), maxPartialReasons)]

@@ -188,6 +188,11 @@ func (r *BenchmarkRunReconciler) judge(s *step) bool {
 			broken = append(broken, thresholdText(t))
 		}
 	}
+	if c := abortCondition(st); c != nil { // stopped early: the live figures broke an abortOnFail threshold
+		st.Verdict = v1alpha1.VerdictFailed
+		s.setCondition(v1alpha1.ConditionThresholdsMet, metav1.ConditionFalse, v1alpha1.ReasonAbortedOnThreshold, c.Message)
+		return false
+	}
 	if len(broken) == 0 {
 		s.setCondition(v1alpha1.ConditionThresholdsMet, metav1.ConditionTrue, "Passed", fmt.Sprintf("%d thresholds met", len(st.Thresholds)))
 		return false

@@ -73,8 +73,9 @@ func TestThresholdsFail(t *testing.T) {
 	}
 }
 
-// TestAbortOnFail: the runners publish no live figures to the manager, so in the cluster an
-// abortOnFail threshold is evaluated at collection like the others: the broken threshold fails the run.
+// TestAbortOnFail: runners that published no live progress (finished before their first
+// publish, or an older runner image) leave an abortOnFail threshold to be evaluated at
+// collection like the others: the broken threshold fails the run (live: liveabort_test.go).
 func TestAbortOnFail(t *testing.T) {
 	e := newEnv(t)
 	run := e.redisRun("abort", 1)

@@ -25,6 +25,9 @@ func (r *BenchmarkRunReconciler) watchRunners(ctx context.Context, s *step) erro
 	if err := r.sampleUsage(ctx, s); err != nil {
 		return err
 	}
+	if took, err := r.followLive(ctx, s, obs); took || err != nil { // liveabort.go
+		return err
+	}
 	n := int(s.run.Status.Runners.Desired)
 	if obs.done+len(obs.failed) < n {
 		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, reasonWaiting, fmt.Sprintf("%d/%d runners finished", obs.done, n))

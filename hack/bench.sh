@@ -17,6 +17,8 @@
 #      envtest (simulated runner pods): time until all Succeeded, manager peak RSS vs idle, heap
 #  11. Open model (hack/bench-open-model.sh): arrival rate achieved vs target (our CPS and Redis'
 #      own count), and a 1 s SIGSTOP of redis-server: corrected p99 vs uncorrected service-time p99
+#  12. Live progress (abortOnFail, status.live): k6 GET calls/s and CPU/call with the progress
+#      file every 2s and every 250ms vs without
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
 # SCALE_RUNS (1000), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
@@ -163,3 +165,6 @@ fi
 
 hr "11. Open model: arrival rate vs target, and a 1 s redis-server SIGSTOP (corrected vs service-time p99)"
 hack/bench-open-model.sh
+
+hr "12. Live progress file (abortOnFail, status.live) vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-progress.sh "$CONNS" "$SECS"

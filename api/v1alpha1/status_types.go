@@ -123,6 +123,11 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Baseline *BaselineStatus `json:"baseline,omitempty"`
 
+	// Live is the load's live progress while Running, merged over the runners' progress
+	// documents (approximate; the exact figures are status.results after collection).
+	// +optional
+	Live *LiveStatus `json:"live,omitempty"`
+
 	// History keeps the results of earlier generations of this run (the newest first, at most 10),
 	// so that changing the spec of a finished run starts a new run without losing the old numbers.
 	// +kubebuilder:validation:MaxItems=10

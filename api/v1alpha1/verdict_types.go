@@ -22,13 +22,14 @@ type Threshold struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*(<|<=|>|>=)\\\\s*([0-9]+(\\\\.[0-9]+)?|[+-][0-9]+(\\\\.[0-9]+)?%)\\\\s*$')",message="a threshold is '<metric> <op> <value>' with op <, <=, > or >=, such as 'p99 < 5', 'cps >= 10000', or relative to the baseline with a sign and %, such as 'cps >= -5%' or 'p99 <= +10%'"
 	Expr string `json:"expr"`
 
-	// AbortOnFail ends the run early when this threshold is already broken while the load
-	// runs (evaluated live by `benchrun run`; in the cluster the runners publish no live
-	// figures, so it is evaluated when the results are collected, like the other thresholds).
+	// AbortOnFail ends the run early when this threshold is already broken by the live
+	// figures while the load runs (the runners' progress, approximate): the runners are
+	// stopped, what they stored is collected and the run ends Failed with reason
+	// AbortedOnThreshold. It is also evaluated at collection like the other thresholds.
 	// +optional
 	AbortOnFail bool `json:"abortOnFail,omitempty"`
 
-	// DelayAbortEval waits this long after the load started before abortOnFail is evaluated.
+	// DelayAbortEval waits this long after the load started before abortOnFail is evaluated live.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="must be a duration such as 10s or 1m"

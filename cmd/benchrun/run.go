@@ -22,6 +22,7 @@ import (
 	"github.com/benchrun/benchrun/internal/livemetrics"
 	"github.com/benchrun/benchrun/internal/local"
 	"github.com/benchrun/benchrun/internal/plan"
+	liveprogress "github.com/benchrun/benchrun/internal/progress"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -30,13 +31,14 @@ const runnerStopGrace = 30 * time.Second
 
 // runner is one local k6 process.
 type runner struct {
-	index  int
-	inv    plan.Invocation
-	script string // entry script path
-	api    string // k6 REST API address
-	result string // result document path
-	log    string
-	proc   *local.Process
+	index    int
+	inv      plan.Invocation
+	script   string // entry script path
+	api      string // k6 REST API address
+	result   string // result document path
+	progress string // live progress document path (abortOnFail)
+	log      string
+	proc     *local.Process
 }
 
 // localRun is one `benchrun run`: its flags, the checked run file, and what each phase
@@ -70,10 +72,13 @@ type localRun struct {
 type loadOutcome struct {
 	interrupted, timedOut bool
 	crashed               *runner
+	aborted               string // why an abortOnFail threshold stopped the load
 }
 
 // stopped tells whether the load ended before its end.
-func (o loadOutcome) stopped() bool { return o.interrupted || o.timedOut || o.crashed != nil }
+func (o loadOutcome) stopped() bool {
+	return o.interrupted || o.timedOut || o.crashed != nil || o.aborted != ""
+}
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// 1. Flags.
@@ -285,15 +290,15 @@ func (l *localRun) startRunners() error {
 			return err
 		}
 		l.runners[i] = &runner{index: i, inv: inv, script: script,
-			result: filepath.Join(l.outDir, fmt.Sprintf("runner-%d.json", i)),
-			log:    filepath.Join(l.outDir, fmt.Sprintf("runner-%d.log", i))}
+			result: filepath.Join(l.outDir, fmt.Sprintf("runner-%d.json", i)), progress: progressFile(l.outDir, i),
+			log: filepath.Join(l.outDir, fmt.Sprintf("runner-%d.log", i))}
 	}
 	l.spec, _ = planSpec(l.runners[0].inv)
 	totalVUs := int(l.run.Spec.Load.Workers) * int(l.run.Spec.Load.TasksPerWorker)
 	_, _ = fmt.Fprintf(l.stderr, "benchrun: %d scenario(s) × ~%s, %d VUs over %d local k6 runner(s); results in %s\n",
 		len(l.spec.Scenarios), approxScenario(l.spec), totalVUs, l.count, l.outDir)
 	for _, r := range l.runners {
-		if err := r.start(l.k6, l.secretEnv, l.logW); err != nil {
+		if err := r.start(l.k6, l.secretEnv, l.logW, liveprogress.HasAbortOnFail(l.run.Spec.Thresholds)); err != nil {
 			stopRunners(l.runners)
 			return err
 		}
@@ -310,11 +315,18 @@ func (l *localRun) watch(sigCtx context.Context) loadOutcome {
 		go prog.run()
 	}
 	var out loadOutcome
-	out.interrupted, out.timedOut, out.crashed = waitRunners(sigCtx, l.runners, lifecycle.RunTimeout(l.run)-time.Since(l.t0))
+	ctx, aborted, endAbort := l.startLiveAbort(sigCtx)
+	out.interrupted, out.timedOut, out.crashed = waitRunners(ctx, l.runners, lifecycle.RunTimeout(l.run)-time.Since(l.t0))
+	endAbort()
 	if prog != nil {
 		prog.stop()
 	}
+	if out.interrupted && sigCtx.Err() == nil {
+		out.interrupted, out.aborted = false, aborted()
+	}
 	switch {
+	case out.aborted != "":
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: %s: stopping the runners (they write partial results)\n", out.aborted)
 	case out.interrupted:
 		_, _ = fmt.Fprintln(l.stderr, "benchrun: interrupted: stopping the runners (they write partial results)")
 	case out.timedOut:
@@ -363,6 +375,10 @@ func (l *localRun) collect(out loadOutcome) int {
 	switch {
 	case out.interrupted:
 		return exitInterrupted
+	case out.aborted != "":
+		_, _ = fmt.Fprintf(l.stderr, "benchrun: %s: %s\n", liveprogress.ReasonAborted, out.aborted)
+		appendVerdict(l.outDir, "\n"+liveprogress.ReasonAborted+": "+out.aborted+"\n")
+		return exitThresholds
 	case out.timedOut || failed:
 		return exitFailed
 	case thresholdsFailed:
@@ -372,7 +388,7 @@ func (l *localRun) collect(out loadOutcome) int {
 }
 
 // start starts the runner's k6 process.
-func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
+func (r *runner) start(k6 string, secretEnv []string, log io.Writer, withProgress bool) error {
 	port, err := local.FreePort()
 	if err != nil {
 		return err
@@ -389,6 +405,10 @@ func (r *runner) start(k6 string, secretEnv []string, log io.Writer) error {
 		env = append(env, k+"="+r.inv.Env[k])
 	}
 	cmd.Env = append(append(env, secretEnv...), "K6_NO_USAGE_REPORT=true")
+	if withProgress {
+		_ = os.Remove(r.progress)
+		cmd.Env = append(cmd.Env, liveprogress.EnvFile+"="+r.progress, liveprogress.EnvInterval+"="+progressInterval)
+	}
 	lf, err := os.Create(r.log)
 	if err != nil {
 		return err

@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // cmdWatch follows a run in the cluster: one line per change of phase or progress, then the
 // report. Exit code like benchrun run: 0 Succeeded, 3 thresholds not met, 1 failed.
-// Live CPS per scenario is not shown: the runners publish no figures before they finish.
+// While the load runs, live calls/s per scenario come from status.live (the runners' progress).
 func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("watch", "RUN [--interval 2s] [--timeout 0] [-n NAMESPACE]", stderr)
 	interval := fs.Duration("interval", 2*time.Second, "how often the run is read")
@@ -71,6 +74,9 @@ func progressLine(run *v1alpha1.BenchmarkRun) string {
 	if st.LoadStartTime != nil && st.CompletionTime == nil {
 		line += fmt.Sprintf("  load running %s", time.Since(st.LoadStartTime.Time).Round(time.Second))
 	}
+	if st.Phase == v1alpha1.PhaseRunning {
+		line += liveText(st.Live)
+	}
 	for _, typ := range []string{v1alpha1.ConditionSucceeded, v1alpha1.ConditionLoadComplete, v1alpha1.ConditionRunnersReady, v1alpha1.ConditionTargetReady} {
 		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Message != "" && (typ != v1alpha1.ConditionSucceeded || st.CompletionTime != nil) {
 			return line + "  " + c.Message
@@ -90,8 +96,31 @@ func watchEnd(ctx context.Context, k *kube, run *v1alpha1.BenchmarkRun, stdout, 
 	switch {
 	case run.Status.Phase == v1alpha1.PhaseSucceeded:
 		return exitOK
-	case c != nil && c.Reason == v1alpha1.ReasonThresholdsNotMet:
+	case c != nil && (c.Reason == v1alpha1.ReasonThresholdsNotMet || c.Reason == v1alpha1.ReasonAbortedOnThreshold):
 		return exitThresholds
 	}
 	return exitFailed
+}
+
+// maxLiveShown bounds the scenarios of the live figures on one line.
+const maxLiveShown = 4
+
+// liveText is the live figures, e.g. "  live get 12,345 calls/s p99 1.9ms, set 9,876 calls/s p99 2ms".
+func liveText(l *v1alpha1.LiveStatus) string {
+	if l == nil || len(l.Scenarios) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, maxLiveShown+1)
+	for i, sc := range l.Scenarios {
+		if i == maxLiveShown {
+			parts = append(parts, fmt.Sprintf("+%d more", len(l.Scenarios)-i))
+			break
+		}
+		p := fmt.Sprintf("%s %s calls/s p99 %sms", sc.Name, results.FormatThousands(sc.CPS, 0), strconv.FormatFloat(sc.P99Ms, 'g', 3, 64))
+		if sc.Errors > 0 {
+			p += fmt.Sprintf(" %d errors", sc.Errors)
+		}
+		parts = append(parts, p)
+	}
+	return "  live " + strings.Join(parts, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,12 @@ type Agent struct {
 	K6 string
 	// ResultFile is where k6 writes the result document.
 	ResultFile string
+	// ProgressFile is where k6 writes its live progress (default: progress.json next to
+	// ResultFile); the agent publishes it in its state ConfigMap (live.go).
+	ProgressFile string
+	// ProgressInterval overrides the publish interval (default progress.PublishInterval of
+	// the runner count).
+	ProgressInterval time.Duration
 	// CgroupDir is the pod's cgroup v2 directory (default /sys/fs/cgroup).
 	CgroupDir string
 	// Poll is the first retry delay of a failed barrier read or watch (default 250ms); it
@@ -101,7 +108,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	stopProbe := a.startProbe(ctx, inv) // spec.faults: runner 0 measures failover (probe.go)
+	liveCtx, endLive := context.WithCancel(ctx)
+	var stopped atomic.Bool
+	a.follow(liveCtx, a.publishInterval(inv), &stopped)
 	code, waitErr := a.Load.Wait()
+	endLive()
 	stopProbe()
 	cpu1, err := readCPU(a.CgroupDir)
 	var usage *Usage // nil when the cgroup cannot be read: reported as unavailable, not as zero
@@ -109,6 +120,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		usage = &Usage{CPUSeconds: (cpu1 - cpu0) / 1e6, WallSeconds: a.Now().Sub(started).Seconds(), MemoryPeakBytes: readMemoryPeak(a.CgroupDir)}
 	}
 	switch {
+	case stopped.Load() && waitErr == nil:
+		return a.finish(StateDone, "", code, usage) // stopped on request: what k6 wrote is kept (partial)
 	case waitErr != nil:
 		return a.finish(StateFailed, "k6 failed: "+waitErr.Error(), -1, usage)
 	case code != 0:
@@ -147,8 +160,11 @@ func (a *Agent) defaults() {
 	if a.Now == nil {
 		a.Now = time.Now
 	}
+	if a.ProgressFile == "" {
+		a.ProgressFile = filepath.Join(filepath.Dir(a.ResultFile), "progress.json")
+	}
 	if a.Load == nil {
-		a.Load = &k6Process{bin: a.K6, resultFile: a.ResultFile, address: "127.0.0.1:6565"}
+		a.Load = &k6Process{bin: a.K6, resultFile: a.ResultFile, progressFile: a.ProgressFile, address: "127.0.0.1:6565"}
 	}
 }
 
@@ -167,13 +183,18 @@ const barrierWatchTimeout = 5 * time.Minute
 // is retried after a delay doubling from Poll up to MaxBarrierBackoff, so a thousand
 // runners waiting cost a thousand idle watches, not thousands of GETs per second.
 func (a *Agent) waitBarrier(ctx context.Context) (time.Time, error) {
+	return a.waitBarrierKey(ctx, KeyStartAt)
+}
+
+// waitBarrierKey waits until the barrier holds a time under key (startAt, stopAt), the same way.
+func (a *Agent) waitBarrierKey(ctx context.Context, key string) (time.Time, error) {
 	delay := a.Poll
 	for {
-		if t, rv, ok := a.readBarrier(ctx); ok {
+		if t, rv, ok := a.readBarrier(ctx, key); ok {
 			return t, nil
 		} else if wc, canWatch := a.Client.(client.WithWatch); canWatch && rv != "" {
 			began := a.Now()
-			if t, ok := a.watchBarrier(ctx, wc, rv); ok {
+			if t, ok := a.watchBarrier(ctx, wc, rv, key); ok {
 				return t, nil
 			}
 			if a.Now().Sub(began) > MaxBarrierBackoff {
@@ -189,26 +210,26 @@ func (a *Agent) waitBarrier(ctx context.Context) (time.Time, error) {
 	}
 }
 
-// readBarrier reads the barrier: its startAt when set (ok), else its resourceVersion ("" when
-// the read failed).
-func (a *Agent) readBarrier(ctx context.Context) (time.Time, string, bool) {
+// readBarrier reads the barrier: the time under key when set (ok), else its resourceVersion
+// ("" when the read failed).
+func (a *Agent) readBarrier(ctx context.Context, key string) (time.Time, string, bool) {
 	var b corev1.ConfigMap
 	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.BarrierName}, &b); err != nil {
 		return time.Time{}, "", false
 	}
-	t, ok := startAt(&b)
+	t, ok := barrierTime(&b, key)
 	return t, b.ResourceVersion, ok
 }
 
-// startAt is the barrier's startAt, ok when set.
-func startAt(b *corev1.ConfigMap) (time.Time, bool) {
-	t, err := time.Parse(time.RFC3339Nano, b.Data[KeyStartAt])
+// barrierTime is the barrier's time under key (startAt, stopAt), ok when set.
+func barrierTime(b *corev1.ConfigMap, key string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, b.Data[key])
 	return t, err == nil
 }
 
 // watchBarrier watches the barrier from resourceVersion rv until startAt is set (ok), the
 // watch ends, or ctx is cancelled.
-func (a *Agent) watchBarrier(ctx context.Context, wc client.WithWatch, rv string) (time.Time, bool) {
+func (a *Agent) watchBarrier(ctx context.Context, wc client.WithWatch, rv, key string) (time.Time, bool) {
 	wctx, cancel := context.WithTimeout(ctx, barrierWatchTimeout)
 	defer cancel()
 	w, err := wc.Watch(wctx, &corev1.ConfigMapList{}, client.InNamespace(a.Namespace),
@@ -219,7 +240,7 @@ func (a *Agent) watchBarrier(ctx context.Context, wc client.WithWatch, rv string
 	defer w.Stop()
 	// A release between the read and the watch is seen by the watch from rv; clients that do
 	// not honour rv (test fakes) still see it here.
-	if t, _, ok := a.readBarrier(ctx); ok {
+	if t, _, ok := a.readBarrier(ctx, key); ok {
 		return t, true
 	}
 	for {
@@ -238,7 +259,7 @@ func (a *Agent) watchBarrier(ctx context.Context, wc client.WithWatch, rv string
 			return time.Time{}, false
 		case watch.Added, watch.Modified:
 			if b, isCM := ev.Object.(*corev1.ConfigMap); isCM && b.Name == a.BarrierName {
-				if t, ok := startAt(b); ok {
+				if t, ok := barrierTime(b, key); ok {
 					return t, true
 				}
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/plan"
+	"github.com/benchrun/benchrun/internal/progress"
 )
 
 // k6StatusPausedBeforeRun is k6's lib.ExecutionStatusPausedBeforeRun: VUs initialized,
@@ -25,6 +26,7 @@ const k6StatusPausedBeforeRun = 4
 // releases it with PATCH /v1/status on its REST API (loopback only).
 type k6Process struct {
 	bin, resultFile, address string
+	progressFile             string
 	cmd                      *exec.Cmd
 	exited                   chan struct{}
 	waitErr                  error
@@ -45,6 +47,9 @@ func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
 	k.cmd.WaitDelay = 45 * time.Second
 	k.cmd.Stdout, k.cmd.Stderr = os.Stdout, os.Stderr
 	k.cmd.Env = os.Environ()
+	if k.progressFile != "" {
+		k.cmd.Env = append(k.cmd.Env, progress.EnvFile+"="+k.progressFile)
+	}
 	for name, v := range inv.Env {
 		k.cmd.Env = append(k.cmd.Env, name+"="+v)
 	}
@@ -111,6 +116,14 @@ func (k *k6Process) Start(ctx context.Context) error {
 		return fmt.Errorf("k6 REST API: %s", resp.Status)
 	}
 	return nil
+}
+
+// Stop implements Stopper: SIGTERM, so k6 ends gracefully and writes a partial document.
+func (k *k6Process) Stop() error {
+	if k.cmd == nil || k.cmd.Process == nil {
+		return errors.New("k6 not started")
+	}
+	return k.cmd.Process.Signal(syscall.SIGTERM)
 }
 
 // Wait implements Load.

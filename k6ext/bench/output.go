@@ -29,7 +29,8 @@ type Output struct {
 	runner string
 	logger logrus.FieldLogger
 	env    func(string) string
-	live   *live // nil unless BENCHRUN_REMOTE_WRITE_URL is set
+	live   *live           // nil unless BENCHRUN_REMOTE_WRITE_URL is set
+	prog   *progressWriter // nil unless BENCHRUN_PROGRESS_FILE is set
 }
 
 // NewOutput is the constructor registered for `--out benchrun[=FILE]`.
@@ -56,11 +57,12 @@ func NewOutput(p output.Params) (output.Output, error) {
 // Description is shown by k6 run.
 func (o *Output) Description() string { return "benchrun (" + o.path + ")" }
 
-// Start starts the live metrics (remote write) when configured: recording happens in the
-// modules.
+// Start starts the live metrics (remote write) and the progress file when configured:
+// recording happens in the modules.
 func (o *Output) Start() error {
 	if o.env != nil {
 		o.live = startLive(o.env, o.runner, o.logger)
+		o.prog = startProgress(o.env, o.logger)
 	}
 	return nil
 }
@@ -74,6 +76,7 @@ func (o *Output) Stop() error { return o.StopWithTestError(nil) }
 // StopWithTestError writes the document; a non-nil testErr (interrupt, abort, script error)
 // marks it partial.
 func (o *Output) StopWithTestError(testErr error) error {
+	o.prog.finish()
 	doc, err := recorders.document(o.runner)
 	o.live.finish(doc) // the final push carries the exact totals
 	if err != nil {

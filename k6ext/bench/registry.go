@@ -4,6 +4,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.k6.io/k6/v2/js/modules"
 	"go.k6.io/k6/v2/lib"
@@ -25,6 +26,7 @@ type registry struct {
 	epoch    atomic.Int64
 	live     map[*results.Recorder]liveSnap
 	doneLive map[string]*liveStats // retired recorders' figures by scenario, for live metrics
+	starts   map[string]time.Time  // scenario name -> k6's start time of the scenario, for live progress
 }
 
 // liveSnap is a VU's last published figures and the epoch they were published in.
@@ -36,7 +38,7 @@ type liveSnap struct {
 // newRegistry returns an empty registry.
 func newRegistry() *registry {
 	return &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{},
-		live: map[*results.Recorder]liveSnap{}, doneLive: map[string]*liveStats{}}
+		live: map[*results.Recorder]liveSnap{}, doneLive: map[string]*liveStats{}, starts: map[string]time.Time{}}
 }
 
 // recorders is the process-wide registry shared by every VU and the output.
@@ -67,6 +69,25 @@ func (g *registry) add(name, scenarioType string) *results.Recorder {
 	r := results.NewRecorder(name, scenarioType)
 	g.recs[r] = struct{}{}
 	return r
+}
+
+// started notes when k6 started a scenario (the earliest time given), for live progress.
+func (g *registry) started(name string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.starts[name]; !ok || t.Before(s) {
+		g.starts[name] = t
+	}
+}
+
+// startOf returns when k6 started a scenario (zero when unknown).
+func (g *registry) startOf(name string) time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.starts[name]
 }
 
 // typeOf returns the type of a scenario ("" when unknown).
@@ -236,6 +257,7 @@ func (v *VURecorders) current(scenarioType string) *results.Recorder {
 		recorders.retire(v.last)
 	}
 	v.lastSS, v.last = ss, recorders.add(ss.Name, scenarioType)
+	recorders.started(ss.Name, ss.StartTime)
 	countVU(ss.Name)
 	return v.last
 }
