@@ -198,7 +198,10 @@ spec:
 		"--port", fmt.Sprint(repoPort), "--metrics-port", fmt.Sprint(freeLoopbackPort(t)), "--loglevel", "warn")
 	daemonEnv(t, env, "argocd-application-controller", argocd, "application-controller", "--namespace", argoNamespace,
 		"--repo-server", fmt.Sprintf("127.0.0.1:%d", repoPort), "--repo-server-plaintext", "--redis", redis,
-		"--metrics-port", fmt.Sprint(freeLoopbackPort(t)), "--app-resync", "10", "--loglevel", "warn")
+		"--metrics-port", fmt.Sprint(freeLoopbackPort(t)), "--app-resync", "10", "--loglevel", "warn",
+		// Argo CD 3 keeps each resource's health out of the Application unless asked; the test
+		// reads the run's health message from status.resources.
+		"--persist-resource-health")
 }
 
 // daemon runs a process until the test ends; its output is logged when the test failed.
