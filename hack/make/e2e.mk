@@ -13,8 +13,15 @@ e2e-prereqs: ## Install (root, apt-get) or name the host packages make test-e2e 
 	@hack/prereqs.sh e2e
 
 .PHONY: test-e2e
-test-e2e: e2e-prereqs $(HELM) ## Run test/e2e on a real cluster (KUBECONFIG or the local one); E2E_RUN=regex selects tests.
+test-e2e: e2e-prereqs $(HELM) $(BIN)/argocd ## Run test/e2e on a real cluster (KUBECONFIG or the local one); E2E_RUN=regex selects tests.
 	go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/...
+
+# A real Argo CD for TestArgoCDApplication: its application controller and repo server (v3.2.11)
+# built from Go modules into one binary (hack/argocd); they run on the host against the cluster.
+$(BIN)/argocd: hack/argocd/main.go hack/argocd/go.mod hack/argocd/go.sum
+	@mkdir -p $(BIN)
+	@echo "building bin/argocd (Argo CD's application controller and repo server; several minutes on a cold cache)"
+	cd hack/argocd && go build -o $(BIN)/.argocd.tmp . && mv -f $(BIN)/.argocd.tmp $(BIN)/argocd
 
 .PHONY: vet-e2e
 vet-e2e: ## go vet the e2e tests (build tag e2e).
