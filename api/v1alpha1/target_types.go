@@ -280,7 +280,7 @@ type RedisProxySpec struct {
 }
 
 // ExternalKind is the protocol an external endpoint speaks.
-// +kubebuilder:validation:Enum=redis;hetu;tcp;http
+// +kubebuilder:validation:Enum=redis;hetu;tcp;http;grpc
 type ExternalKind string
 
 const (
@@ -292,15 +292,17 @@ const (
 	ExternalTCP ExternalKind = "tcp"
 	// ExternalHTTP is an HTTP server (https when tls.enabled).
 	ExternalHTTP ExternalKind = "http"
+	// ExternalGRPC is a gRPC server with server reflection (TLS when tls.enabled).
+	ExternalGRPC ExternalKind = "grpc"
 )
 
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
-// +kubebuilder:validation:XValidation:rule="!has(self.kind) || !(self.kind in ['tcp', 'http']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp or http"
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || !(self.kind in ['tcp', 'http', 'grpc']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp, http or grpc"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.tls.enabled) && self.tls.enabled) || ((!has(self.tls.serverName) || size(self.tls.serverName) == 0) && !has(self.tls.caSecretRef) && !(has(self.tls.insecureSkipVerify) && self.tls.insecureSkipVerify))",message="tls.serverName, tls.caSecretRef and tls.insecureSkipVerify apply only with tls.enabled: true (set enabled: true, or remove them)"
 type ExternalTarget struct {
-	// Kind is the protocol: redis, hetu, tcp or http.
+	// Kind is the protocol: redis, hetu, tcp, http or grpc.
 	Kind ExternalKind `json:"kind"`
 
 	// Addresses are host:port endpoints (for redis, the first is the write endpoint).
