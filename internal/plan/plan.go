@@ -156,6 +156,8 @@ type Scenario struct {
 	Pipeline int32 `json:"pipeline,omitempty"`
 	// HTTP is the request of an http scenario.
 	HTTP *HTTPRequest `json:"http,omitempty"`
+	// GRPC is the call of a grpc scenario.
+	GRPC *GRPCCall `json:"grpc,omitempty"`
 	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
@@ -181,6 +183,18 @@ type HTTPRequest struct {
 	KeepAlive bool `json:"keepAlive"`
 	// Protocol is http1.1 or h2c.
 	Protocol string `json:"protocol"`
+}
+
+// GRPCCall is a grpc scenario's unary call.
+type GRPCCall struct {
+	// Method is package.Service/Method.
+	Method string `json:"method"`
+	// Request is the request message in protobuf JSON ("": empty).
+	Request string `json:"request,omitempty"`
+	// BodyField is the field getting bodySize bytes ("": the first bytes or string field).
+	BodyField string `json:"bodyField,omitempty"`
+	// Metadata are sent with every call.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -211,6 +225,9 @@ type Target struct {
 	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
 	// external target of kind http: https when its TLS is enabled).
 	HTTP *TCPTarget `json:"http,omitempty"`
+	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
+	// its first port, or an external target of kind grpc: TLS when enabled).
+	GRPC *TCPTarget `json:"grpc,omitempty"`
 }
 
 // TCPTarget is a plain TCP (or TLS) endpoint.
@@ -357,6 +374,9 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 	if s.Type == v1alpha1.ScenarioHTTP {
 		sc.HTTP = httpRequest(s.HTTP)
 	}
+	if g := s.GRPC; g != nil && s.Type == v1alpha1.ScenarioGRPC {
+		sc.GRPC = &GRPCCall{Method: g.Method, Request: g.Request, BodyField: g.BodyField, Metadata: g.Metadata}
+	}
 	if y := s.YCSB; y != nil {
 		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
@@ -468,6 +488,10 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		if a := byRole[RoleCustom+"-http"]; len(a) > 0 { // a port named http takes the http scenarios
 			out.HTTP = &TCPTarget{Addrs: a}
 		}
+		out.GRPC = out.TCP
+		if a := byRole[RoleCustom+"-grpc"]; len(a) > 0 { // a port named grpc takes the grpc scenarios
+			out.GRPC = &TCPTarget{Addrs: a}
+		}
 	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
 		out.TCP = externalTCP(t.External)
 		if tls := t.External.TLS; tls != nil && tls.Enabled {
@@ -475,6 +499,11 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		}
 	case t.External != nil && t.External.Kind == v1alpha1.ExternalHTTP:
 		out.HTTP = externalTCP(t.External)
+		if tls := t.External.TLS; tls != nil && tls.Enabled {
+			addSecret(EnvTLSCA, tls.CASecretRef)
+		}
+	case t.External != nil && t.External.Kind == v1alpha1.ExternalGRPC:
+		out.GRPC = externalTCP(t.External)
 		if tls := t.External.TLS; tls != nil && tls.Enabled {
 			addSecret(EnvTLSCA, tls.CASecretRef)
 		}
@@ -520,6 +549,10 @@ func checkTarget(spec Spec, t Target) error {
 		case s.Type == string(v1alpha1.ScenarioHTTP):
 			if t.HTTP == nil || len(t.HTTP.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs an HTTP endpoint and the target has none", s.Name)
+			}
+		case s.Type == string(v1alpha1.ScenarioGRPC):
+			if t.GRPC == nil || len(t.GRPC.Addrs) == 0 || s.GRPC == nil {
+				return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
 			}
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
