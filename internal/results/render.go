@@ -85,6 +85,7 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 		t.write(bw)
 	}
 	writeRedisShapes(bw, s)
+	writeGRPCShape(bw, s)
 	bw.WriteString("\n")
 	return bw.Flush()
 }
