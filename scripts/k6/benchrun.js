@@ -3,17 +3,18 @@
 // (local processes) both start it; nothing here is specific to either.
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
-//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol}, ycsb: {read, update, insert, recordCount, distribution}, params,
+//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol},
+//                    grpc: {method, request, bodyField, metadata}, ycsb: {read, update, insert, recordCount, distribution}, params,
 //                    requests (this runner's share of a fixed count), command, dataSize}],
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
-//                    tcp: {addrs, tls...}, http: {addrs, tls...}}
+//                    tcp: {addrs, tls...}, http: {addrs, tls...}, grpc: {addrs, tls...}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
 //   BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT: this runner's slot, read by k6/x/benchrun:
 //                    ycsb inserts of runner i of n take every n-th new key from i
 //   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
 //   BENCHRUN_REDIS_TLS_CA: PEM CA bundle for TLS to Redis (from the target's caSecretRef)
-//   BENCHRUN_TLS_CA: PEM CA bundle for TLS to a tcp endpoint (from the target's caSecretRef)
+//   BENCHRUN_TLS_CA: PEM CA bundle for TLS to a tcp, http or grpc endpoint (from the target's caSecretRef)
 //
 // Each plan scenario becomes a constant-vus k6 scenario of the same name (shared-iterations
 // with a budget shared by the VUs when it has requests); calls are issued
@@ -63,6 +64,7 @@ const EXEC = {
   ycsb: 'ycsb',
   'tcp.echo': 'tcp_echo',
   http: 'http',
+  grpc: 'grpc',
 };
 
 /** The BENCHRUN_TARGET entry a scenario type connects to. */
@@ -70,6 +72,7 @@ function targetOf(type) {
   if (type.startsWith('hetu.')) return TARGET.hetu;
   if (type.startsWith('tcp.')) return TARGET.tcp;
   if (type === 'http') return TARGET.http;
+  if (type === 'grpc') return TARGET.grpc;
   return TARGET.redis;
 }
 
@@ -167,6 +170,8 @@ function scenarioInfo(s) {
       return { type: 'redis.command', command: (s.command[0] || '').toLowerCase(), bodySize: s.dataSize || 3 };
     case 'ycsb':
       return { command: 'hgetall,hset', bodySize: 10 * (body || 100) };
+    case 'grpc':
+      return { command: (s.grpc || {}).method || '', keepCase: true, bodySize: body };
     default:
       return {};
   }
@@ -398,6 +403,35 @@ export function http() {
   });
   const n = intParam(s, 'batch', 20);
   hc.loop(n);
+  calls.add(n);
+}
+
+// ---- gRPC -------------------------------------------------------------------------------
+
+// One gRPC client (one HTTP/2 connection) per VU for the scenario it is running; the request
+// type comes from the server's reflection service, asked once per runner and call.
+const vuGRPC = { name: '', client: null };
+
+export function grpc() {
+  const s = current();
+  const gc = perScenario(vuGRPC, s, true, () => {
+    const t = TARGET.grpc;
+    const g = s.grpc || {};
+    return benchrun.grpc({
+      addr: pick(t.addrs),
+      method: g.method,
+      request: g.request || '',
+      bodyField: g.bodyField || '',
+      bodySize: s.bodySize > 0 ? s.bodySize : 0,
+      metadata: g.metadata || {},
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+  });
+  const n = callsNow(s);
+  if (n > 0) gc.loop(n);
   calls.add(n);
 }
 
