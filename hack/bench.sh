@@ -15,9 +15,11 @@
 #   9. Live metrics: k6 GET calls/s with remote write to an unreachable endpoint vs without
 #  10. Operator scale: SCALE_RUNS concurrent BenchmarkRuns reconciled by the manager binary on
 #      envtest (simulated runner pods): time until all Succeeded, manager peak RSS vs idle, heap
+#  11. gRPC unary calls/s: our k6 (grpc Go hot path) vs k6's stock k6/net/grpc, same server
+#      (echo-server -grpc), VUs, 1 KiB payload and duration; both counted by the server itself
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
-# SCALE_RUNS (1000), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
+# SCALE_RUNS (1000), GRPC_VUS (16), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -158,3 +160,6 @@ else
     go test -count=1 -timeout 15m -run '^TestScaleManyRuns$' -v ./controllers/ 2>/dev/null | grep -E '^runs:|^--- FAIL|^FAIL' || true
   rm -rf "$MGR_DIR"
 fi
+
+hr "11. gRPC unary calls: benchrun k6 grpc vs k6's stock k6/net/grpc (${GRPC_VUS:-16} VUs, 1 KiB, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-grpc.sh "${GRPC_VUS:-16}" "$SECS"
