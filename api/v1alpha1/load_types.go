@@ -53,7 +53,7 @@ type LoadSpec struct {
 }
 
 // ScenarioType is what a scenario calls.
-// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;redis.command;ycsb;script;tcp.echo;http;grpc
+// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;hetu.call;redis.upsert;redis.get;redis.set;redis.ping;redis.command;ycsb;script;tcp.echo;http;grpc
 type ScenarioType string
 
 const (
@@ -65,6 +65,8 @@ const (
 	ScenarioHeTuGetThenUpdate ScenarioType = "hetu.get_then_update"
 	// ScenarioHeTuGet2Update2 calls the HeTu RPC exchange_data: two upserts in one commit.
 	ScenarioHeTuGet2Update2 ScenarioType = "hetu.get2_update2"
+	// ScenarioHeTuCall calls any HeTu RPC of the app (hetuCall: the RPC and argument templates).
+	ScenarioHeTuCall ScenarioType = "hetu.call"
 	// ScenarioRedisUpsert runs HeTu's backend upsert directly on Redis; returns the attempts.
 	ScenarioRedisUpsert ScenarioType = "redis.upsert"
 	// ScenarioRedisGet runs GET of bodySize-byte values.
@@ -98,6 +100,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.http) || self.type == 'http')",message="http settings apply only to type: http"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'grpc') == has(self.grpc))",message="type: grpc needs grpc (at least grpc.method, such as benchrun.echo.v1.Echo/Echo), and grpc settings apply only to type: grpc"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'grpc' || !has(self.bodySize) || self.bodySize <= 4128768",message="bodySize of a grpc scenario must be at most 4128768 (4 MiB less 64 KiB: gRPC servers refuse messages over 4 MiB by default)"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'hetu.call') == has(self.hetuCall))",message="type: hetu.call needs hetuCall (at least hetuCall.rpc, such as just_get), and hetuCall applies only to type: hetu.call"
 // +kubebuilder:validation:XValidation:rule="!has(self.grpc) || !has(self.grpc.bodyField) || has(self.bodySize)",message="grpc.bodyField needs bodySize (the number of bytes put in that field)"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.params) || self.type == 'script' || self.params.all(k, k == 'batch' || (self.type.startsWith('hetu.') && k == 'seed') || (self.type in ['redis.get', 'redis.upsert'] && k == 'prefill') || ((self.type.startsWith('redis.') || self.type == 'ycsb') && k == 'serverCounts')))",message="params of a built-in scenario type take only the keys it reads: batch (every type), seed (hetu.*), prefill (redis.get, redis.upsert), serverCounts (redis.*, ycsb); use the scenario's own fields for the rest (ycsb, http, keySpace, bodySize...); free params are for type: script"
 type Scenario struct {
@@ -108,7 +111,7 @@ type Scenario struct {
 	Name string `json:"name"`
 
 	// Type is what the scenario calls: hetu.hello_world, hetu.get, hetu.get_then_update,
-	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, redis.command, ycsb, script,
+	// hetu.get2_update2, hetu.call, redis.upsert, redis.get, redis.set, redis.ping, redis.command, ycsb, script,
 	// tcp.echo, http or grpc.
 	Type ScenarioType `json:"type"`
 
@@ -160,6 +163,10 @@ type Scenario struct {
 	// HTTP configures an http scenario (default: GET / over HTTP/1.1 with keep-alive).
 	// +optional
 	HTTP *HTTPSpec `json:"http,omitempty"`
+
+	// HeTuCall is the RPC of a hetu.call scenario.
+	// +optional
+	HeTuCall *HeTuCallSpec `json:"hetuCall,omitempty"`
 
 	// GRPC configures a grpc scenario: the method and its request.
 	// +optional
@@ -386,4 +393,23 @@ type GRPCSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9][a-z0-9_.-]{0,63}$') && !k.startsWith('grpc-') && !(k in ['content-type', 'te', 'user-agent']))",message="grpc.metadata keys are lower-case letters, digits, '_', '.' and '-' (grpc-*, content-type, te and user-agent are set by gRPC)"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// HeTuCallSpec is the RPC a hetu.call scenario calls on the HeTu app (the server's
+// examples/hetu-bench app, or the user's own image). Each call is one recorded call of type
+// hetu.<rpc>, its return value recorded as for the built-in hetu.* scenarios.
+type HeTuCallSpec struct {
+	// RPC is the endpoint or system name, such as just_get.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="hetuCall.rpc must be a Python identifier, such as just_get"
+	RPC string `json:"rpc"`
+	// Args are the call's arguments as templates, new for every call: __rand_int__ becomes a
+	// random integer in [1, keySpace] and __rand_str__ 8 random letters and digits. An argument
+	// that is then a decimal integer is sent as a number, any other as a string; one in single
+	// quotes ('42') is always a string (without the quotes).
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +optional
+	Args []string `json:"args,omitempty"`
 }
