@@ -158,6 +158,8 @@ type Scenario struct {
 	HTTP *HTTPRequest `json:"http,omitempty"`
 	// GRPC is the call of a grpc scenario.
 	GRPC *GRPCCall `json:"grpc,omitempty"`
+	// HeTuCall is the RPC of a hetu.call scenario.
+	HeTuCall *HeTuCall `json:"hetuCall,omitempty"`
 	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
@@ -195,6 +197,14 @@ type GRPCCall struct {
 	BodyField string `json:"bodyField,omitempty"`
 	// Metadata are sent with every call.
 	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// HeTuCall is a hetu.call scenario's RPC.
+type HeTuCall struct {
+	// RPC is the endpoint or system name.
+	RPC string `json:"rpc"`
+	// Args are the argument templates (benchrun.js expands them for every call).
+	Args []string `json:"args"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -373,6 +383,9 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 	}
 	if s.Type == v1alpha1.ScenarioHTTP {
 		sc.HTTP = httpRequest(s.HTTP)
+	}
+	if c := s.HeTuCall; c != nil && s.Type == v1alpha1.ScenarioHeTuCall {
+		sc.HeTuCall = &HeTuCall{RPC: c.RPC, Args: append([]string{}, c.Args...)}
 	}
 	if g := s.GRPC; g != nil && s.Type == v1alpha1.ScenarioGRPC {
 		sc.GRPC = &GRPCCall{Method: g.Method, Request: g.Request, BodyField: g.BodyField, Metadata: g.Metadata}
@@ -555,6 +568,9 @@ func checkTarget(spec Spec, t Target) error {
 				return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
 			}
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
+			if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
+				return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
+			}
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
 			}

@@ -4,7 +4,7 @@
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
 //                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol},
-//                    grpc: {method, request, bodyField, metadata}, ycsb: {read, update, insert, recordCount, distribution}, params,
+//                    grpc: {method, request, bodyField, metadata}, hetuCall: {rpc, args}, ycsb: {read, update, insert, recordCount, distribution}, params,
 //                    requests (this runner's share of a fixed count), command, dataSize}],
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
@@ -56,6 +56,7 @@ const EXEC = {
   'hetu.get': 'hetu_get',
   'hetu.get_then_update': 'hetu_get_then_update',
   'hetu.get2_update2': 'hetu_get2_update2',
+  'hetu.call': 'hetu_call',
   'redis.upsert': 'redis_upsert',
   'redis.get': 'redis_get',
   'redis.set': 'redis_set',
@@ -489,6 +490,34 @@ export function hetu_get_then_update() {
 
 export function hetu_get2_update2() {
   hetuLoop('exchange_data', (s) => [rnd3(), benchrun.randint(1, s.keySpace)]);
+}
+
+// hetu.call: the user's RPC with argument templates (api HeTuCallSpec): __rand_int__ is a
+// random integer in [1, keySpace], __rand_str__ 8 random letters and digits, new every call;
+// a result that is a decimal integer goes as a number, anything else as a string; '...' in
+// single quotes is always a string.
+export function hetu_call() {
+  const c = current().hetuCall;
+  hetuLoop(c.rpc, (s) => (c.args || []).map((a) => hetuArg(a, s)));
+}
+
+function hetuArg(tmpl, s) {
+  if (tmpl.length >= 2 && tmpl[0] === "'" && tmpl[tmpl.length - 1] === "'") {
+    return expandArg(tmpl.slice(1, -1), s);
+  }
+  const v = expandArg(tmpl, s);
+  return /^-?[0-9]{1,15}$/.test(v) ? parseInt(v, 10) : v;
+}
+
+function expandArg(tmpl, s) {
+  if (tmpl.indexOf('__rand_') < 0) return tmpl;
+  return tmpl
+    .replace(/__rand_int__/g, () => String(benchrun.randint(1, s.keySpace)))
+    .replace(/__rand_str__/g, () => {
+      let out = '';
+      for (let i = 0; i < 8; i++) out += NAME_CHARS[benchrun.randint(0, NAME_CHARS.length - 1)];
+      return out;
+    });
 }
 
 // ---- server-side counts -----------------------------------------------------------------
