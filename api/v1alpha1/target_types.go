@@ -119,6 +119,12 @@ type HeTuTarget struct {
 	// +optional
 	ExtraConfig map[string]string `json:"extraConfig,omitempty"`
 
+	// App runs your own HeTu app file (from a ConfigMap) instead of the image's benchmark app
+	// (examples/hetu-bench/app.py); with image, your own HeTu image too. hetu.call scenarios
+	// call its RPCs.
+	// +optional
+	App *HeTuAppSpec `json:"app,omitempty"`
+
 	// Backend is where HeTu keeps its data.
 	Backend HeTuBackend `json:"backend"`
 
@@ -497,4 +503,25 @@ type ExecProbe struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=4096
 	Command []string `json:"command"`
+}
+
+// HeTuAppSpec is the user's HeTu app: a Python file in a ConfigMap, served for one app
+// namespace. Locally (`benchrun run`) the ConfigMap comes from the run file.
+type HeTuAppSpec struct {
+	// ConfigMapName is the ConfigMap holding the app file (in the run's namespace).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ConfigMapName string `json:"configMapName"`
+	// Key is the ConfigMap key with the app file (default app.py).
+	// +kubebuilder:default="app.py"
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="hetu.app.key must be a ConfigMap key (letters, digits, '-', '_', '.'), such as app.py"
+	// +optional
+	Key string `json:"key,omitempty"`
+	// Namespace is the app namespace HeTu serves (its components and endpoints; default bench).
+	// +kubebuilder:default="bench"
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="hetu.app.namespace must be a Python identifier, such as bench"
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 }
