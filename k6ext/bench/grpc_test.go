@@ -107,3 +107,42 @@ func TestGRPCRefusedAndUnknown(t *testing.T) {
 		t.Errorf("%d failed, kinds %v", failed, rec.Scenario().ErrorKinds)
 	}
 }
+
+// grpc over TLS (h2 negotiated by ALPN), verified against the CA with the server name given:
+// calls succeed and are counted by the server; a wrong server name fails every call as
+// Unavailable (the handshake), none reaches the server.
+func TestGRPCOverTLS(t *testing.T) {
+	ln, caPEM := tlsListener(t, "h2")
+	s := &echo.Server{}
+	gs, err := s.GRPCServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(ln) }()
+	defer gs.Stop()
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"bench.test", true}, {"other.test", false}} {
+		cfg, err := TLSConfig(tc.name, caPEM, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.NextProtos = []string{"h2"}
+		before := s.Stats().GRPCCalls
+		c, err := NewGRPCClient(context.Background(), GRPCOptions{Addr: ln.Addr().String(), Method: echo.GRPCEchoMethod, BodySize: 100, TLS: cfg})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		rec := results.NewRecorder("g", GRPCScenarioType)
+		failed := c.Loop(context.Background(), 50, rec)
+		c.Close()
+		calls := s.Stats().GRPCCalls - before
+		if tc.ok && (failed != 0 || calls != 50 || rec.Scenario().ReturnValues["OK"] != 50) {
+			t.Errorf("%s: %d failed, server %d calls, values %v kinds %v", tc.name, failed, calls, rec.Scenario().ReturnValues, rec.Scenario().ErrorKinds)
+		}
+		if !tc.ok && (failed != 1 || calls != 0 || rec.Scenario().ErrorKinds["Unavailable"] != 1) {
+			t.Errorf("%s: %d failed, server %d calls, kinds %v", tc.name, failed, calls, rec.Scenario().ErrorKinds)
+		}
+	}
+}
