@@ -14,7 +14,7 @@ import (
 // TestCustomGrpcTarget deploys our echo server's gRPC service (benchrun.local/echo:dev,
 // echo-server -grpc) as a custom target: ports grpc and http (the counters), ready by an
 // httpGet probe. Two runners make unary calls found by server reflection: 10 KiB payloads
-// for a fixed 4000 calls, and calls asking for status NotFound. A second run reaches the
+// for a fixed 2000 calls, and calls asking for status NotFound. A second run reaches the
 // same server as an external target of kind grpc (its Service address). The reports have
 // the packetd Grpc table; the calls and payload bytes benchrun counted equal the server's
 // own counters (read through the API server's Service proxy; cleanup Never keeps the server).
@@ -33,7 +33,7 @@ func TestCustomGrpcTarget(t *testing.T) {
     - name: payload_10k
       type: grpc
       bodySize: 10240
-      requests: 4000
+      requests: 2000
       grpc: {method: benchrun.echo.v1.Echo/Echo, bodyField: payload}
     - name: not_found
       type: grpc
@@ -44,8 +44,8 @@ func TestCustomGrpcTarget(t *testing.T) {
 		t.Fatalf("partial %v (%v), target %+v", run.Status.Partial, run.Status.PartialReasons, run.Status.Target)
 	}
 	calls := grpcResults(t, run)
-	if calls["payload_10k"] != 4000 {
-		t.Errorf("payload_10k made %d calls, want the fixed 4000", calls["payload_10k"])
+	if calls["payload_10k"] != 2000 {
+		t.Errorf("payload_10k made %d calls, want the fixed 2000", calls["payload_10k"])
 	}
 	checkGrpcReport(t, ns, run)
 	var grpcAddr, svc string
@@ -66,7 +66,7 @@ func TestCustomGrpcTarget(t *testing.T) {
     scenarios:
     - name: empty
       type: grpc
-      requests: 2000
+      requests: 1000
       grpc: {method: benchrun.echo.v1.Echo/Echo, metadata: {x-bench: e2e}}`, 1, "Always"))
 	ext := waitPhase(t, ns, "grpc-external", runTimeout, v1alpha1.PhaseSucceeded)
 	recordTimings(t, ext)
