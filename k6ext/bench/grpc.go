@@ -145,11 +145,16 @@ func unreachable(err error) bool {
 }
 
 // grpcRequests caches encoded requests by address and options: the VUs of a scenario ask
-// the server's reflection service once.
+// the server's reflection service once and share one copy of the request (at most
+// maxGRPCCache bytes in all; beyond that each client keeps its own).
 var grpcRequests = struct {
-	mu sync.Mutex
-	m  map[string][]byte
+	mu    sync.Mutex
+	m     map[string][]byte
+	bytes int
 }{m: map[string][]byte{}}
+
+// maxGRPCCache bounds the bytes of the cached requests.
+const maxGRPCCache = 256 << 20
 
 // resolve encodes the request (from the cache, else by server reflection).
 func (c *GRPCClient) resolve(ctx context.Context) error {
@@ -172,8 +177,9 @@ func (c *GRPCClient) resolve(ctx context.Context) error {
 		return err
 	}
 	grpcRequests.mu.Lock()
-	if len(grpcRequests.m) < 1024 {
+	if _, ok := grpcRequests.m[key]; !ok && grpcRequests.bytes+len(b) <= maxGRPCCache {
 		grpcRequests.m[key] = b
+		grpcRequests.bytes += len(b)
 	}
 	grpcRequests.mu.Unlock()
 	c.req = b
