@@ -505,18 +505,7 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		if a := byRole[RoleCustom+"-grpc"]; len(a) > 0 { // a port named grpc takes the grpc scenarios
 			out.GRPC = &TCPTarget{Addrs: a}
 		}
-	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
-		out.TCP = externalTCP(t.External)
-		if tls := t.External.TLS; tls != nil && tls.Enabled {
-			addSecret(EnvTLSCA, tls.CASecretRef)
-		}
-	case t.External != nil && t.External.Kind == v1alpha1.ExternalHTTP:
-		out.HTTP = externalTCP(t.External)
-		if tls := t.External.TLS; tls != nil && tls.Enabled {
-			addSecret(EnvTLSCA, tls.CASecretRef)
-		}
-	case t.External != nil && t.External.Kind == v1alpha1.ExternalGRPC:
-		out.GRPC = externalTCP(t.External)
+	case t.External != nil && externalStream(&out, t.External):
 		if tls := t.External.TLS; tls != nil && tls.Enabled {
 			addSecret(EnvTLSCA, tls.CASecretRef)
 		}
@@ -530,6 +519,22 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addExternalSecrets(t.External)
 	}
 	return out, secrets
+}
+
+// externalStream sets the endpoint of an external target of kind tcp, http or grpc in out;
+// false for other kinds.
+func externalStream(out *Target, e *v1alpha1.ExternalTarget) bool {
+	switch e.Kind {
+	case v1alpha1.ExternalTCP:
+		out.TCP = externalTCP(e)
+	case v1alpha1.ExternalHTTP:
+		out.HTTP = externalTCP(e)
+	case v1alpha1.ExternalGRPC:
+		out.GRPC = externalTCP(e)
+	default:
+		return false
+	}
+	return true
 }
 
 // externalTCP is the TCP endpoint of an external target of kind tcp.
