@@ -26,6 +26,12 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 		return false, nil
 	}
 	if st.Phase == v1alpha1.PhasePending {
+		if msg, err := r.checkHeTuApp(ctx, run); err != nil || msg != "" {
+			if msg != "" {
+				r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", msg)
+			}
+			return false, err
+		}
 		objs, err := t.Objects()
 		if err != nil {
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())

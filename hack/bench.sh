@@ -19,9 +19,11 @@
 #      own count), and a 1 s SIGSTOP of redis-server: corrected p99 vs uncorrected service-time p99
 #  12. Live progress (abortOnFail, status.live): k6 GET calls/s and CPU/call with the progress
 #      file every 2s and every 250ms vs without
+#  13. gRPC unary calls/s: our k6 (grpc Go hot path) vs k6's stock k6/net/grpc, same server
+#      (echo-server -grpc), VUs, 1 KiB payload and duration; both counted by the server itself
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
-# SCALE_RUNS (1000), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
+# SCALE_RUNS (1000), GRPC_VUS (16), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -168,3 +170,6 @@ hack/bench-open-model.sh
 
 hr "12. Live progress file (abortOnFail, status.live) vs none: benchrun k6 GET calls/s ($CONNS connections, ${SECS}s, median of $ROUNDS)"
 ROUNDS=$ROUNDS hack/bench-progress.sh "$CONNS" "$SECS"
+
+hr "13. gRPC unary calls: benchrun k6 grpc vs k6's stock k6/net/grpc (${GRPC_VUS:-16} VUs, 1 KiB, ${SECS}s, median of $ROUNDS)"
+ROUNDS=$ROUNDS hack/bench-grpc.sh "${GRPC_VUS:-16}" "$SECS"

@@ -54,7 +54,7 @@ type LoadSpec struct {
 }
 
 // ScenarioType is what a scenario calls.
-// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;redis.upsert;redis.get;redis.set;redis.ping;redis.command;ycsb;script;tcp.echo;http
+// +kubebuilder:validation:Enum=hetu.hello_world;hetu.get;hetu.get_then_update;hetu.get2_update2;hetu.call;redis.upsert;redis.get;redis.set;redis.ping;redis.command;ycsb;script;tcp.echo;http;grpc
 type ScenarioType string
 
 const (
@@ -66,6 +66,8 @@ const (
 	ScenarioHeTuGetThenUpdate ScenarioType = "hetu.get_then_update"
 	// ScenarioHeTuGet2Update2 calls the HeTu RPC exchange_data: two upserts in one commit.
 	ScenarioHeTuGet2Update2 ScenarioType = "hetu.get2_update2"
+	// ScenarioHeTuCall calls any HeTu RPC of the app (hetuCall: the RPC and argument templates).
+	ScenarioHeTuCall ScenarioType = "hetu.call"
 	// ScenarioRedisUpsert runs HeTu's backend upsert directly on Redis; returns the attempts.
 	ScenarioRedisUpsert ScenarioType = "redis.upsert"
 	// ScenarioRedisGet runs GET of bodySize-byte values.
@@ -84,6 +86,8 @@ const (
 	ScenarioTCPEcho ScenarioType = "tcp.echo"
 	// ScenarioHTTP sends HTTP requests (method, path, headers, bodySize-byte body).
 	ScenarioHTTP ScenarioType = "http"
+	// ScenarioGRPC makes unary gRPC calls to one method (request from server reflection).
+	ScenarioGRPC ScenarioType = "grpc"
 )
 
 // Scenario is one load phase.
@@ -92,9 +96,13 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.requests)",message="set either duration or requests on a scenario, not both (a requests scenario stops after that many calls, at the latest after load.duration)"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.requests) || self.type != 'script')",message="requests applies to the built-in scenario types, not to type: script (a script makes its own calls)"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'script') == has(self.script))",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
-// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo', 'http'])",message="bodySize applies only to redis.get, redis.set, ycsb, script, tcp.echo and http scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo', 'http', 'grpc'])",message="bodySize applies only to redis.get, redis.set, ycsb, script, tcp.echo, http and grpc scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.pipeline) || self.type == 'tcp.echo')",message="pipeline applies only to tcp.echo scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.http) || self.type == 'http')",message="http settings apply only to type: http"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'grpc') == has(self.grpc))",message="type: grpc needs grpc (at least grpc.method, such as benchrun.echo.v1.Echo/Echo), and grpc settings apply only to type: grpc"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'grpc' || !has(self.bodySize) || self.bodySize <= 4128768",message="bodySize of a grpc scenario must be at most 4128768 (4 MiB less 64 KiB: gRPC servers refuse messages over 4 MiB by default)"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'hetu.call') == has(self.hetuCall))",message="type: hetu.call needs hetuCall (at least hetuCall.rpc, such as just_get), and hetuCall applies only to type: hetu.call"
+// +kubebuilder:validation:XValidation:rule="!has(self.grpc) || !has(self.grpc.bodyField) || has(self.bodySize)",message="grpc.bodyField needs bodySize (the number of bytes put in that field)"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.params) || self.type == 'script' || self.params.all(k, k == 'batch' || (self.type.startsWith('hetu.') && k == 'seed') || (self.type in ['redis.get', 'redis.upsert'] && k == 'prefill') || ((self.type.startsWith('redis.') || self.type == 'ycsb') && k == 'serverCounts')))",message="params of a built-in scenario type take only the keys it reads: batch (every type), seed (hetu.*), prefill (redis.get, redis.upsert), serverCounts (redis.*, ycsb); use the scenario's own fields for the rest (ycsb, http, keySpace, bodySize...); free params are for type: script"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.type) || self.type in ['redis.get', 'redis.set', 'redis.ping', 'redis.command', 'tcp.echo']",message="arrival (the open model) applies to redis.get, redis.set, redis.ping, redis.command and tcp.echo scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.pipeline)",message="pipeline does not apply with arrival: an open-model connection has one call in flight (raise arrival.maxVUs instead)"
@@ -108,8 +116,8 @@ type Scenario struct {
 	Name string `json:"name"`
 
 	// Type is what the scenario calls: hetu.hello_world, hetu.get, hetu.get_then_update,
-	// hetu.get2_update2, redis.upsert, redis.get, redis.set, redis.ping, redis.command, ycsb, script,
-	// tcp.echo or http.
+	// hetu.get2_update2, hetu.call, redis.upsert, redis.get, redis.set, redis.ping, redis.command, ycsb, script,
+	// tcp.echo, http or grpc.
 	Type ScenarioType `json:"type"`
 
 	// Duration overrides load.duration for this scenario.
@@ -140,7 +148,7 @@ type Scenario struct {
 
 	// BodySize is the value size in bytes for redis.get, redis.set and ycsb records, and the
 	// message size of tcp.echo (default 1000, the seeds' 0.98 KiB), and the request body size
-	// of http (default: no body).
+	// of http (default: no body), and the bytes put in a grpc request's body field (default: none).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16777216
 	// +optional
@@ -160,6 +168,14 @@ type Scenario struct {
 	// HTTP configures an http scenario (default: GET / over HTTP/1.1 with keep-alive).
 	// +optional
 	HTTP *HTTPSpec `json:"http,omitempty"`
+
+	// HeTuCall is the RPC of a hetu.call scenario.
+	// +optional
+	HeTuCall *HeTuCallSpec `json:"hetuCall,omitempty"`
+
+	// GRPC configures a grpc scenario: the method and its request.
+	// +optional
+	GRPC *GRPCSpec `json:"grpc,omitempty"`
 
 	// Script is the custom k6 script of a script scenario.
 	// +optional
@@ -358,4 +374,52 @@ type HTTPSpec struct {
 	// +kubebuilder:default="http1.1"
 	// +optional
 	Protocol HTTPProtocol `json:"protocol,omitempty"`
+}
+
+// GRPCSpec is the unary call a grpc scenario makes. The request message type comes from the
+// server's reflection service (grpc.reflection.v1 or v1alpha), so the server must register
+// it. Each call is one recorded call: status OK is the return value "OK", any other status
+// an error of its code's kind (Unavailable, DeadlineExceeded...).
+type GRPCSpec struct {
+	// Method is the full method name: package.Service/Method (e.g. benchrun.echo.v1.Echo/Echo).
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^/?[A-Za-z_][A-Za-z0-9_.]*/[A-Za-z_][A-Za-z0-9_]*$')",message="grpc.method must be package.Service/Method, such as benchrun.echo.v1.Echo/Echo"
+	Method string `json:"method"`
+	// Request is the request message in protobuf JSON (default: the empty message), e.g.
+	// {"text": "hi"}. Field names are checked against the method's request type at start.
+	// +kubebuilder:validation:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*\\\\{')",message="grpc.request must be a JSON object: the request message in protobuf JSON"
+	// +optional
+	Request string `json:"request,omitempty"`
+	// BodyField is the request's top-level bytes or string field that gets bodySize bytes
+	// (default: its first bytes or string field). Only with bodySize.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="grpc.bodyField must be a field name, such as payload"
+	// +optional
+	BodyField string `json:"bodyField,omitempty"`
+	// Metadata are headers sent with every call (values are not secret: they show in the spec).
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9][a-z0-9_.-]{0,63}$') && !k.startsWith('grpc-') && !(k in ['content-type', 'te', 'user-agent']))",message="grpc.metadata keys are lower-case letters, digits, '_', '.' and '-' (grpc-*, content-type, te and user-agent are set by gRPC)"
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// HeTuCallSpec is the RPC a hetu.call scenario calls on the HeTu app (the server's
+// examples/hetu-bench app, or the user's own image). Each call is one recorded call of type
+// hetu.<rpc>, its return value recorded as for the built-in hetu.* scenarios.
+type HeTuCallSpec struct {
+	// RPC is the endpoint or system name, such as just_get.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="hetuCall.rpc must be a Python identifier, such as just_get"
+	RPC string `json:"rpc"`
+	// Args are the call's arguments as templates, new for every call: __rand_int__ becomes a
+	// random integer in [1, keySpace] and __rand_str__ 8 random letters and digits. An argument
+	// that is then a decimal integer is sent as a number, any other as a string; one in single
+	// quotes ('42') is always a string (without the quotes).
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +optional
+	Args []string `json:"args,omitempty"`
 }

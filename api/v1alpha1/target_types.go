@@ -120,6 +120,12 @@ type HeTuTarget struct {
 	// +optional
 	ExtraConfig map[string]HeTuConfigValue `json:"extraConfig,omitempty"`
 
+	// App runs your own HeTu app file (from a ConfigMap) instead of the image's benchmark app
+	// (examples/hetu-bench/app.py); with image, your own HeTu image too. hetu.call scenarios
+	// call its RPCs.
+	// +optional
+	App *HeTuAppSpec `json:"app,omitempty"`
+
 	// Backend is where HeTu keeps its data.
 	Backend HeTuBackend `json:"backend"`
 
@@ -287,7 +293,7 @@ type RedisProxySpec struct {
 }
 
 // ExternalKind is the protocol an external endpoint speaks.
-// +kubebuilder:validation:Enum=redis;hetu;tcp;http
+// +kubebuilder:validation:Enum=redis;hetu;tcp;http;grpc
 type ExternalKind string
 
 const (
@@ -299,15 +305,17 @@ const (
 	ExternalTCP ExternalKind = "tcp"
 	// ExternalHTTP is an HTTP server (https when tls.enabled).
 	ExternalHTTP ExternalKind = "http"
+	// ExternalGRPC is a gRPC server with server reflection (TLS when tls.enabled).
+	ExternalGRPC ExternalKind = "grpc"
 )
 
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
-// +kubebuilder:validation:XValidation:rule="!has(self.kind) || !(self.kind in ['tcp', 'http']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp or http"
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || !(self.kind in ['tcp', 'http', 'grpc']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp, http or grpc"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.tls.enabled) && self.tls.enabled) || ((!has(self.tls.serverName) || size(self.tls.serverName) == 0) && !has(self.tls.caSecretRef) && !(has(self.tls.insecureSkipVerify) && self.tls.insecureSkipVerify))",message="tls.serverName, tls.caSecretRef and tls.insecureSkipVerify apply only with tls.enabled: true (set enabled: true, or remove them)"
 type ExternalTarget struct {
-	// Kind is the protocol: redis, hetu, tcp or http.
+	// Kind is the protocol: redis, hetu, tcp, http or grpc.
 	Kind ExternalKind `json:"kind"`
 
 	// Addresses are host:port endpoints (for redis, the first is the write endpoint).
@@ -503,4 +511,25 @@ type ExecProbe struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=4096
 	Command []string `json:"command"`
+}
+
+// HeTuAppSpec is the user's HeTu app: a Python file in a ConfigMap, served for one app
+// namespace. Locally (`benchrun run`) the ConfigMap comes from the run file.
+type HeTuAppSpec struct {
+	// ConfigMapName is the ConfigMap holding the app file (in the run's namespace).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ConfigMapName string `json:"configMapName"`
+	// Key is the ConfigMap key with the app file (default app.py).
+	// +kubebuilder:default="app.py"
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="hetu.app.key must be a ConfigMap key (letters, digits, '-', '_', '.'), such as app.py"
+	// +optional
+	Key string `json:"key,omitempty"`
+	// Namespace is the app namespace HeTu serves (its components and endpoints; default bench).
+	// +kubebuilder:default="bench"
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="hetu.app.namespace must be a Python identifier, such as bench"
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 }

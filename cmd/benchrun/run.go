@@ -221,6 +221,7 @@ func (l *localRun) check(ctx context.Context) error {
 	}
 	l.target, err = local.New(&run.Spec.Target, local.Options{
 		Secrets: l.secrets, Log: l.logW, HeTuApp: filepath.Join(l.root, "examples", "hetu-bench"),
+		ConfigMaps: configMaps(f.Objects),
 	})
 	return err
 }

@@ -19,6 +19,7 @@ import (
 type Server struct {
 	conns, bytes           atomic.Int64
 	httpReqs, httpBodyByte atomic.Int64
+	grpcCalls, grpcBytes   atomic.Int64
 	wg                     sync.WaitGroup
 	mu                     sync.Mutex
 	open                   map[net.Conn]struct{}
@@ -35,11 +36,16 @@ type Stats struct {
 	HTTPRequests int64 `json:"httpRequests"`
 	// HTTPBodyBytes counts the request body bytes read.
 	HTTPBodyBytes int64 `json:"httpBodyBytes"`
+	// GRPCCalls counts the gRPC Echo calls received (failed ones included; grpc.go).
+	GRPCCalls int64 `json:"grpcCalls"`
+	// GRPCBytes counts the payload bytes of the gRPC Echo requests.
+	GRPCBytes int64 `json:"grpcBytes"`
 }
 
 // Stats returns the counters so far.
 func (s *Server) Stats() Stats {
-	return Stats{Connections: s.conns.Load(), Bytes: s.bytes.Load(), HTTPRequests: s.httpReqs.Load(), HTTPBodyBytes: s.httpBodyByte.Load()}
+	return Stats{Connections: s.conns.Load(), Bytes: s.bytes.Load(), HTTPRequests: s.httpReqs.Load(), HTTPBodyBytes: s.httpBodyByte.Load(),
+		GRPCCalls: s.grpcCalls.Load(), GRPCBytes: s.grpcBytes.Load()}
 }
 
 // ServeHTTP answers GET /stats with the counters as JSON, and every other request, whatever

@@ -104,6 +104,13 @@ func TestReports(t *testing.T) {
 	if files, _ := Reports("title", results.Summarize(d, results.Options{}), nil, ""); len(files) != 2 {
 		t.Fatalf("without document: %v", files)
 	}
+	sum := results.Summarize(d, results.Options{})
+	sum.Scenarios[0].Type = results.GRPCScenarioType // a grpc scenario adds the Grpc protocol table's CSV
+	files, err = Reports("title", sum, nil, "")
+	if csv := string(files[ReportGRPCProtocolCSV]); err != nil || !strings.HasPrefix(csv, "PROTO,REQUEST,WORKERS,BODYSIZE,") ||
+		!strings.Contains(string(files[ReportMarkdown]), "Grpc protocol table") {
+		t.Fatalf("grpc: %q %v", csv, err)
+	}
 }
 
 func TestK6Args(t *testing.T) {

@@ -34,6 +34,9 @@ func Reports(title string, sum results.Summary, doc *results.Document, extra str
 	if err := searchPlots(out, sum); err != nil {
 		return nil, err
 	}
+	if err := grpcShape(out, sum); err != nil {
+		return nil, err
+	}
 	if doc != nil {
 		var merged bytes.Buffer
 		if err := results.Encode(&merged, doc); err != nil {

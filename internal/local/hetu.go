@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -33,6 +34,7 @@ type hetuTarget struct {
 	ports   []int
 	logDir  *ownedDir
 	appDirs []*ownedDir // inside the rootfs
+	userApp []byte      // spec.app's file from the run file's ConfigMap (nil: the bench app)
 	procs   []*Process
 	stopped bool
 }
@@ -98,6 +100,9 @@ func newHeTu(spec *v1alpha1.HeTuTarget, opts Options) (*hetuTarget, error) {
 		if _, err := os.Stat(filepath.Join(opts.HeTuApp, f)); err != nil {
 			return nil, fmt.Errorf("HeTu bench app not found (%s): run from the benchrun repository", filepath.Join(opts.HeTuApp, f))
 		}
+	}
+	if err := t.loadUserApp(); err != nil {
+		return nil, err
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		return nil, fmt.Errorf("unshare not found in PATH (Debian: apt-get install util-linux)")
@@ -213,7 +218,7 @@ func (t *hetuTarget) startServer(i int, master string, servants []string) error 
 		return err
 	}
 	for _, f := range []string{"app.py", "config.yml"} {
-		b, err := os.ReadFile(filepath.Join(t.opts.HeTuApp, f))
+		b, err := t.appFile(f)
 		if err != nil {
 			return err
 		}
@@ -317,4 +322,47 @@ func (t *hetuTarget) Stop() error {
 	}
 	t.appDirs, t.logDir = nil, nil
 	return firstErr
+}
+
+// loadUserApp reads spec.app's file from the run file's ConfigMaps.
+func (t *hetuTarget) loadUserApp() error {
+	a := t.spec.App
+	if a == nil {
+		return nil
+	}
+	var data map[string]string
+	ok := false
+	if t.opts.ConfigMaps != nil {
+		data, ok = t.opts.ConfigMaps(a.ConfigMapName)
+	}
+	key := a.Key
+	if key == "" {
+		key = "app.py"
+	}
+	if !ok {
+		return fmt.Errorf("hetu app: ConfigMap %s is not in the run file (add apiVersion: v1, kind: ConfigMap, data: {%s: ...})", a.ConfigMapName, key)
+	}
+	src, ok := data[key]
+	if !ok || src == "" {
+		return fmt.Errorf("hetu app: ConfigMap %s has no key %s", a.ConfigMapName, key)
+	}
+	t.userApp = []byte(src)
+	return nil
+}
+
+// appFile is the content of the app directory's file f: the bench app's, or the user's app
+// (spec.app) with config.yml serving its namespace.
+func (t *hetuTarget) appFile(f string) ([]byte, error) {
+	if t.userApp != nil && f == "app.py" {
+		return t.userApp, nil
+	}
+	b, err := os.ReadFile(filepath.Join(t.opts.HeTuApp, f))
+	if err != nil || t.userApp == nil || f != "config.yml" {
+		return b, err
+	}
+	ns := t.spec.App.Namespace
+	if ns == "" {
+		ns = "bench"
+	}
+	return bytes.Replace(b, []byte("\nNAMESPACE: bench\n"), []byte("\nNAMESPACE: "+ns+"\n"), 1), nil
 }

@@ -40,6 +40,8 @@ type Options struct {
 	TempDir string
 	// HeTuApp is the directory with the HeTu bench app (app.py, config.yml), e.g. examples/hetu-bench.
 	HeTuApp string
+	// ConfigMaps looks up the data of the run file's ConfigMaps by name (a HeTu target's app).
+	ConfigMaps func(name string) (map[string]string, bool)
 	// HeTuRootfs is the cached HeTu runtime root (default $BENCHRUN_CACHE or
 	// ~/.cache/benchrun, then hetu-runtime/rootfs), built by hack/hetu-runtime.sh.
 	HeTuRootfs string

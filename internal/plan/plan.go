@@ -156,6 +156,10 @@ type Scenario struct {
 	Pipeline int32 `json:"pipeline,omitempty"`
 	// HTTP is the request of an http scenario.
 	HTTP *HTTPRequest `json:"http,omitempty"`
+	// GRPC is the call of a grpc scenario.
+	GRPC *GRPCCall `json:"grpc,omitempty"`
+	// HeTuCall is the RPC of a hetu.call scenario.
+	HeTuCall *HeTuCall `json:"hetuCall,omitempty"`
 	// Params are the user's extra parameters (environment variables of script scenarios).
 	Params map[string]string `json:"params,omitempty"`
 	// Exec is the entry module's function running a script scenario (custom_<i>).
@@ -183,6 +187,26 @@ type HTTPRequest struct {
 	KeepAlive bool `json:"keepAlive"`
 	// Protocol is http1.1 or h2c.
 	Protocol string `json:"protocol"`
+}
+
+// GRPCCall is a grpc scenario's unary call.
+type GRPCCall struct {
+	// Method is package.Service/Method.
+	Method string `json:"method"`
+	// Request is the request message in protobuf JSON ("": empty).
+	Request string `json:"request,omitempty"`
+	// BodyField is the field getting bodySize bytes ("": the first bytes or string field).
+	BodyField string `json:"bodyField,omitempty"`
+	// Metadata are sent with every call.
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// HeTuCall is a hetu.call scenario's RPC.
+type HeTuCall struct {
+	// RPC is the endpoint or system name.
+	RPC string `json:"rpc"`
+	// Args are the argument templates (benchrun.js expands them for every call).
+	Args []string `json:"args"`
 }
 
 // YCSB is a ycsb scenario's workload.
@@ -213,6 +237,9 @@ type Target struct {
 	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
 	// external target of kind http: https when its TLS is enabled).
 	HTTP *TCPTarget `json:"http,omitempty"`
+	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
+	// its first port, or an external target of kind grpc: TLS when enabled).
+	GRPC *TCPTarget `json:"grpc,omitempty"`
 }
 
 // TCPTarget is a plain TCP (or TLS) endpoint.
@@ -357,6 +384,12 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 	if s.Type == v1alpha1.ScenarioHTTP {
 		sc.HTTP = httpRequest(s.HTTP)
 	}
+	if c := s.HeTuCall; c != nil && s.Type == v1alpha1.ScenarioHeTuCall {
+		sc.HeTuCall = &HeTuCall{RPC: c.RPC, Args: append([]string{}, c.Args...)}
+	}
+	if g := s.GRPC; g != nil && s.Type == v1alpha1.ScenarioGRPC {
+		sc.GRPC = &GRPCCall{Method: g.Method, Request: g.Request, BodyField: g.BodyField, Metadata: g.Metadata}
+	}
 	if y := s.YCSB; y != nil {
 		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
 			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
@@ -468,13 +501,11 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		if a := byRole[RoleCustom+"-http"]; len(a) > 0 { // a port named http takes the http scenarios
 			out.HTTP = &TCPTarget{Addrs: a}
 		}
-	case t.External != nil && t.External.Kind == v1alpha1.ExternalTCP:
-		out.TCP = externalTCP(t.External)
-		if tls := t.External.TLS; tls != nil && tls.Enabled {
-			addSecret(EnvTLSCA, tls.CASecretRef)
+		out.GRPC = out.TCP
+		if a := byRole[RoleCustom+"-grpc"]; len(a) > 0 { // a port named grpc takes the grpc scenarios
+			out.GRPC = &TCPTarget{Addrs: a}
 		}
-	case t.External != nil && t.External.Kind == v1alpha1.ExternalHTTP:
-		out.HTTP = externalTCP(t.External)
+	case t.External != nil && externalStream(&out, t.External):
 		if tls := t.External.TLS; tls != nil && tls.Enabled {
 			addSecret(EnvTLSCA, tls.CASecretRef)
 		}
@@ -488,6 +519,22 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 		addExternalSecrets(t.External)
 	}
 	return out, secrets
+}
+
+// externalStream sets the endpoint of an external target of kind tcp, http or grpc in out;
+// false for other kinds.
+func externalStream(out *Target, e *v1alpha1.ExternalTarget) bool {
+	switch e.Kind {
+	case v1alpha1.ExternalTCP:
+		out.TCP = externalTCP(e)
+	case v1alpha1.ExternalHTTP:
+		out.HTTP = externalTCP(e)
+	case v1alpha1.ExternalGRPC:
+		out.GRPC = externalTCP(e)
+	default:
+		return false
+	}
+	return true
 }
 
 // externalTCP is the TCP endpoint of an external target of kind tcp.
@@ -521,7 +568,14 @@ func checkTarget(spec Spec, t Target) error {
 			if t.HTTP == nil || len(t.HTTP.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs an HTTP endpoint and the target has none", s.Name)
 			}
+		case s.Type == string(v1alpha1.ScenarioGRPC):
+			if t.GRPC == nil || len(t.GRPC.Addrs) == 0 || s.GRPC == nil {
+				return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
+			}
 		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
+			if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
+				return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
+			}
 			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
 				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
 			}

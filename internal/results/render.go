@@ -86,6 +86,7 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	}
 	writeRedisShapes(bw, s)
 	writeOpenMarkdown(bw, scs)
+	writeGRPCShape(bw, s)
 	bw.WriteString("\n")
 	return bw.Flush()
 }

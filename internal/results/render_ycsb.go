@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -115,30 +116,38 @@ func RedisProtocolRows(s Summary) []ProtocolRow {
 		if sc.Command == "" || (!strings.HasPrefix(sc.Type, "redis.") && sc.Type != "ycsb") {
 			continue
 		}
-		elapsed := sc.End.Sub(sc.Start).Seconds()
-		var qps, bps float64
-		if elapsed > 0 {
-			qps = float64(sc.Calls) / elapsed
-			bps = float64(sc.BytesSent+sc.BytesReceived) * 8 / elapsed
-		}
-		var workers int64
-		for _, v := range sc.VUs {
-			workers += v
-		}
-		observed, metrics, percent := ObservedCalls(sc), "-", "-"
-		if observed >= 0 {
-			metrics = strconv.FormatInt(observed, 10)
-			if sc.Calls > 0 {
-				percent = strconv.FormatFloat(float64(observed)*100/float64(sc.Calls), 'f', 3, 64) + "%"
-			}
-		}
-		rows = append(rows, ProtocolRow{Scenario: sc.Name, Sent: sc.Calls, Observed: observed, Cells: []string{
-			"Redis", strconv.FormatInt(sc.Calls, 10), strconv.FormatInt(workers, 10), sc.Command,
-			FormatBodySize(sc.BodySize), strconv.FormatFloat(elapsed, 'f', 3, 64) + "s",
-			strconv.FormatFloat(qps, 'f', 3, 64), FormatBits(bps), metrics, percent,
-		}})
+		row := protocolRow(sc, "Redis")
+		row.Cells = slices.Insert(row.Cells, 3, sc.Command) // the Redis table's COMMAND column
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+// protocolRow is a scenario's packetd row without a COMMAND column: PROTO, REQUEST, WORKERS,
+// BODYSIZE, ELAPSED, QPS, BPS (wire bits both ways), PROTO/METRICS, PROTO/PERCENT.
+func protocolRow(sc ScenarioSummary, proto string) ProtocolRow {
+	elapsed := sc.End.Sub(sc.Start).Seconds()
+	var qps, bps float64
+	if elapsed > 0 {
+		qps = float64(sc.Calls) / elapsed
+		bps = float64(sc.BytesSent+sc.BytesReceived) * 8 / elapsed
+	}
+	var workers int64
+	for _, v := range sc.VUs {
+		workers += v
+	}
+	observed, metrics, percent := ObservedCalls(sc), "-", "-"
+	if observed >= 0 {
+		metrics = strconv.FormatInt(observed, 10)
+		if sc.Calls > 0 {
+			percent = strconv.FormatFloat(float64(observed)*100/float64(sc.Calls), 'f', 3, 64) + "%"
+		}
+	}
+	return ProtocolRow{Scenario: sc.Name, Sent: sc.Calls, Observed: observed, Cells: []string{
+		proto, strconv.FormatInt(sc.Calls, 10), strconv.FormatInt(workers, 10),
+		FormatBodySize(sc.BodySize), strconv.FormatFloat(elapsed, 'f', 3, 64) + "s",
+		strconv.FormatFloat(qps, 'f', 3, 64), FormatBits(bps), metrics, percent,
+	}}
 }
 
 // ObservedCalls is the target's own count of the scenario's calls: the sum of ServerCalls over

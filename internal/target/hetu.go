@@ -136,8 +136,11 @@ func hetuRedisURL(addr string) string {
 // config is HeTu's config.yml: limits lifted for load testing, layers and back end from env.
 func (h *hetu) config() string {
 	var b strings.Builder
-	b.WriteString(`APP_FILE: /srv/hetu-bench/app.py
-NAMESPACE: bench
+	appFile, namespace := "/srv/hetu-bench/app.py", "bench"
+	if a := h.spec.App; a != nil {
+		appFile, namespace = hetuAppDir+"/app.py", orDefault(a.Namespace, "bench")
+	}
+	b.WriteString("APP_FILE: " + appFile + "\nNAMESPACE: " + namespace + `
 INSTANCES:
   - ${HETU_INSTANCE}
 LISTEN: ${HETU_LISTEN}
@@ -236,6 +239,7 @@ func (h *hetu) Objects() ([]client.Object, error) {
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
+	h.mountApp(&pod)
 	svc := (&redis{o: o}).service("hetu", "hetu", h.port)
 	svc.Spec.Ports[0].Name = "ws"
 	return append(objs, cm, deployment(o.meta("hetu", "hetu"), replicas, o.withLabels("hetu"), pod), svc), nil
@@ -258,4 +262,38 @@ func (h *hetu) Workloads() []Workload {
 		ws = h.backend.Workloads()
 	}
 	return append(ws, Workload{Kind: "Deployment", Name: naming.Name(h.o.Prefix, "hetu")})
+}
+
+// hetuAppDir is where a user's app file (spec.app) is mounted: an emptyDir (HeTu writes its
+// logs next to the app) with the ConfigMap key as app.py in it.
+const hetuAppDir = "/srv/hetu-app"
+
+// mountApp mounts the user's app file (spec.app) at hetuAppDir/app.py, its logs directory
+// writable, when the run has one.
+func (h *hetu) mountApp(pod *corev1.PodSpec) {
+	a := h.spec.App
+	if a == nil {
+		return
+	}
+	c := &pod.Containers[0]
+	for i := range c.VolumeMounts {
+		if c.VolumeMounts[i].Name == "logs" {
+			c.VolumeMounts[i].MountPath = hetuAppDir + "/logs"
+		}
+	}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "app-dir", MountPath: hetuAppDir},
+		corev1.VolumeMount{Name: "app", MountPath: hetuAppDir + "/app.py", SubPath: "app.py", ReadOnly: true})
+	pod.Volumes = append(pod.Volumes,
+		corev1.Volume{Name: "app-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.Volume{Name: "app", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: a.ConfigMapName},
+			Items:                []corev1.KeyToPath{{Key: orDefault(a.Key, "app.py"), Path: "app.py"}}}}})
+}
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

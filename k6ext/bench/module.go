@@ -48,6 +48,7 @@ func (m *Module) Exports() modules.Exports {
 		"scenarioType": m.scenarioType,
 		"echo":         m.echo,
 		"http":         m.httpJS,
+		"grpc":         m.grpcJS,
 		"scenarioInfo": m.jsScenarioInfo,
 		"serverCounts": m.jsServerCounts,
 		"take":         m.jsTake,

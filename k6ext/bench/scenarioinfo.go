@@ -120,9 +120,10 @@ func sortKeysByCount(keys []string, m map[string]int64) {
 	})
 }
 
-// jsScenarioInfo is scenarioInfo(name, {type, command, bodySize}): declares a scenario's
-// type (as scenarioType), the command(s) it sends (lower case, comma-separated, compared
-// with the target's counts) and its configured payload size.
+// jsScenarioInfo is scenarioInfo(name, {type, command, keepCase, bodySize}): declares a
+// scenario's type (as scenarioType), the command(s) it sends (lower case unless keepCase, as
+// a gRPC method; comma-separated, compared with the target's counts) and its configured
+// payload size.
 func (m *Module) jsScenarioInfo(c sobek.FunctionCall) sobek.Value {
 	name := c.Argument(0).String()
 	o, _ := c.Argument(1).Export().(map[string]any)
@@ -131,7 +132,10 @@ func (m *Module) jsScenarioInfo(c sobek.FunctionCall) sobek.Value {
 	}
 	infos.mu.Lock()
 	in := info(name)
-	in.command = strings.ToLower(str(o["command"]))
+	in.command = str(o["command"])
+	if o["keepCase"] != true {
+		in.command = strings.ToLower(in.command)
+	}
 	if len(in.command) > results.MaxValueLength {
 		in.command = in.command[:results.MaxValueLength]
 	}

@@ -3,18 +3,19 @@
 // (local processes) both start it; nothing here is specific to either.
 //
 //   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
-//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol}, ycsb: {read, update, insert, recordCount, distribution}, params,
+//                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol},
+//                    grpc: {method, request, bodyField, metadata}, hetuCall: {rpc, args}, ycsb: {read, update, insert, recordCount, distribution}, params,
 //                    requests (this runner's share of a fixed count), command, dataSize,
 //                    arrival: {segments: [{from, to, durationMs, step}], maxVUs} (an open model)}],
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
-//                    tcp: {addrs, tls...}, http: {addrs, tls...}}
+//                    tcp: {addrs, tls...}, http: {addrs, tls...}, grpc: {addrs, tls...}}
 //   BENCHRUN_RUNNER  the runner name (read by the benchrun output)
 //   BENCHRUN_RUNNER_INDEX, BENCHRUN_RUNNER_COUNT: this runner's slot, read by k6/x/benchrun:
 //                    ycsb inserts of runner i of n take every n-th new key from i
 //   BENCHRUN_REDIS_USERNAME, BENCHRUN_REDIS_PASSWORD, BENCHRUN_HETU_AUTHKEY: credentials
 //   BENCHRUN_REDIS_TLS_CA: PEM CA bundle for TLS to Redis (from the target's caSecretRef)
-//   BENCHRUN_TLS_CA: PEM CA bundle for TLS to a tcp endpoint (from the target's caSecretRef)
+//   BENCHRUN_TLS_CA: PEM CA bundle for TLS to a tcp, http or grpc endpoint (from the target's caSecretRef)
 //
 // Each plan scenario becomes a constant-vus k6 scenario of the same name (shared-iterations
 // with a budget shared by the VUs when it has requests); calls are issued
@@ -56,6 +57,7 @@ const EXEC = {
   'hetu.get': 'hetu_get',
   'hetu.get_then_update': 'hetu_get_then_update',
   'hetu.get2_update2': 'hetu_get2_update2',
+  'hetu.call': 'hetu_call',
   'redis.upsert': 'redis_upsert',
   'redis.get': 'redis_get',
   'redis.set': 'redis_set',
@@ -64,6 +66,7 @@ const EXEC = {
   ycsb: 'ycsb',
   'tcp.echo': 'tcp_echo',
   http: 'http',
+  grpc: 'grpc',
 };
 
 /** The BENCHRUN_TARGET entry a scenario type connects to. */
@@ -71,6 +74,7 @@ function targetOf(type) {
   if (type.startsWith('hetu.')) return TARGET.hetu;
   if (type.startsWith('tcp.')) return TARGET.tcp;
   if (type === 'http') return TARGET.http;
+  if (type === 'grpc') return TARGET.grpc;
   return TARGET.redis;
 }
 
@@ -181,6 +185,8 @@ function scenarioInfo(s) {
       return { type: 'redis.command', command: (s.command[0] || '').toLowerCase(), bodySize: s.dataSize || 3 };
     case 'ycsb':
       return { command: 'hgetall,hset', bodySize: 10 * (body || 100) };
+    case 'grpc':
+      return { command: (s.grpc || {}).method || '', keepCase: true, bodySize: body };
     default:
       return {};
   }
@@ -457,6 +463,35 @@ export function http() {
   calls.add(n);
 }
 
+// ---- gRPC -------------------------------------------------------------------------------
+
+// One gRPC client (one HTTP/2 connection) per VU for the scenario it is running; the request
+// type comes from the server's reflection service, asked once per runner and call.
+const vuGRPC = { name: '', client: null };
+
+export function grpc() {
+  const s = current();
+  const gc = perScenario(vuGRPC, s, true, () => {
+    const t = TARGET.grpc;
+    const g = s.grpc || {};
+    return benchrun.grpc({
+      addr: pick(t.addrs),
+      method: g.method,
+      request: g.request || '',
+      bodyField: g.bodyField || '',
+      bodySize: s.bodySize > 0 ? s.bodySize : 0,
+      metadata: g.metadata || {},
+      tls: !!t.tls,
+      tlsServerName: t.tlsServerName || '',
+      tlsInsecure: !!t.tlsInsecure,
+      tlsCA: CREDS.tlsCA,
+    });
+  });
+  const n = callsNow(s);
+  if (n > 0) gc.loop(n);
+  calls.add(n);
+}
+
 // ---- HeTu -------------------------------------------------------------------------------
 
 const NAME_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -511,6 +546,34 @@ export function hetu_get_then_update() {
 
 export function hetu_get2_update2() {
   hetuLoop('exchange_data', (s) => [rnd3(), benchrun.randint(1, s.keySpace)]);
+}
+
+// hetu.call: the user's RPC with argument templates (api HeTuCallSpec): __rand_int__ is a
+// random integer in [1, keySpace], __rand_str__ 8 random letters and digits, new every call;
+// a result that is a decimal integer goes as a number, anything else as a string; '...' in
+// single quotes is always a string.
+export function hetu_call() {
+  const c = current().hetuCall;
+  hetuLoop(c.rpc, (s) => (c.args || []).map((a) => hetuArg(a, s)));
+}
+
+function hetuArg(tmpl, s) {
+  if (tmpl.length >= 2 && tmpl[0] === "'" && tmpl[tmpl.length - 1] === "'") {
+    return expandArg(tmpl.slice(1, -1), s);
+  }
+  const v = expandArg(tmpl, s);
+  return /^-?[0-9]{1,15}$/.test(v) ? parseInt(v, 10) : v;
+}
+
+function expandArg(tmpl, s) {
+  if (tmpl.indexOf('__rand_') < 0) return tmpl;
+  return tmpl
+    .replace(/__rand_int__/g, () => String(benchrun.randint(1, s.keySpace)))
+    .replace(/__rand_str__/g, () => {
+      let out = '';
+      for (let i = 0; i < 8; i++) out += NAME_CHARS[benchrun.randint(0, NAME_CHARS.length - 1)];
+      return out;
+    });
 }
 
 // ---- server-side counts -----------------------------------------------------------------
