@@ -160,7 +160,21 @@ func startArgoCD(t *testing.T, argocd string) {
 	for _, f := range []string{"application-crd.yaml", "appproject-crd.yaml"} {
 		mustKubectl(t, "", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(dir, f))
 	}
-	mustKubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/applications.argoproj.io", "crd/appprojects.argoproj.io")
+	// Not kubectl wait: right after the create, a CRD has no status.conditions yet and kubectl
+	// wait fails on that instead of waiting.
+	for _, crd := range []string{"applications.argoproj.io", "appprojects.argoproj.io"} {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			out, _ := kubectl("", "get", "crd", crd, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+			if out == "True" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("CRD %s not Established within 1m", crd)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	if _, err := kubectl("", "create", "namespace", argoNamespace); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
 		t.Fatal(err)
 	}
