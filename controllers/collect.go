@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -170,17 +172,28 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 	return nil
 }
 
-// writeReportConfigMap creates or updates one report ConfigMap of the run's generation.
+// writeReportConfigMap creates or updates one report ConfigMap of the run's generation. Reports
+// are not in the manager's cache (cmd/manager/cache.go): the current one is read uncached.
 func (r *BenchmarkRunReconciler) writeReportConfigMap(ctx context.Context, s *step, name string, data map[string]string) error {
 	run := s.run
 	cm := &corev1.ConfigMap{}
+	err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return fmt.Errorf("reading report %s: %w", name, err)
+	}
+	exists := err == nil
 	cm.Namespace, cm.Name = run.Namespace, name
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
-		cm.Labels = runLabels(run, run.Generation)
-		cm.Labels[naming.LabelComponent] = componentReport
-		cm.Data = data
-		return controllerutil.SetControllerReference(run, cm, r.Scheme)
-	})
+	cm.Labels = runLabels(run, run.Generation)
+	cm.Labels[naming.LabelComponent] = componentReport
+	cm.Data = data
+	if err := controllerutil.SetControllerReference(run, cm, r.Scheme); err != nil {
+		return err
+	}
+	if exists {
+		err = r.Update(ctx, cm)
+	} else {
+		err = r.Create(ctx, cm)
+	}
 	if err != nil {
 		return fmt.Errorf("writing report %s: %w", name, err)
 	}

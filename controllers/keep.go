@@ -106,7 +106,7 @@ func (r *BenchmarkRunReconciler) keepDeletedResults(ctx context.Context, run *v1
 		return "", err
 	}
 	var report corev1.ConfigMap
-	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: st.Report.ConfigMapName}, &report); err != nil {
+	if err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: st.Report.ConfigMapName}, &report); err != nil {
 		return "", err
 	}
 	kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{

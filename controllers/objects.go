@@ -28,7 +28,7 @@ import (
 const annotationRun = "bench.benchrun.io/run"
 
 // componentReport marks report ConfigMaps, which outlive cleanup and generations.
-const componentReport = "report"
+const componentReport = naming.ComponentReport
 
 // prefix starts the names of every object of a run generation, e.g. "myrun-g2".
 func prefix(run *v1alpha1.BenchmarkRun, generation int64) string {

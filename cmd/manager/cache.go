@@ -16,7 +16,9 @@ import (
 )
 
 // cacheOptions restricts the manager's cache: to benchrun's own runner pods, ConfigMaps
-// (except runner result ConfigMaps: result bytes are read uncached, one runner at a time) and
+// (except runner result ConfigMaps and reports: result bytes are read uncached, one runner at a
+// time, and reports, up to ~900 KiB each and kept after cleanup, would grow the cache with
+// every finished run) and
 // Jobs (StatefulSets stay unfiltered: the redis-operator creates them without our labels),
 // and, when watch (comma-separated namespaces, --watch-namespaces) is set, to those
 // namespaces, so a namespaced install (Roles only) never lists anything cluster-wide.
@@ -26,7 +28,7 @@ func cacheOptions(watch string) (cache.Options, error) {
 	if err != nil {
 		return cache.Options{}, err
 	}
-	ownNoResults, err := labels.Parse(naming.LabelRun + "," + naming.LabelComponent + " notin (" + runner.ComponentResult + ")")
+	ownNoResults, err := labels.Parse(naming.LabelRun + "," + naming.LabelComponent + " notin (" + runner.ComponentResult + "," + naming.ComponentReport + ")")
 	if err != nil {
 		return cache.Options{}, err
 	}

@@ -16,7 +16,7 @@ func TestCacheOptions(t *testing.T) {
 	if err != nil || o.DefaultNamespaces != nil || len(o.ByObject) != 3 {
 		t.Fatalf("cluster-wide: %+v %v", o, err)
 	}
-	// Result ConfigMaps (the runners' documents) never enter the cache; the rest of ours do.
+	// Result ConfigMaps (the runners' documents) and reports never enter the cache; the rest of ours do.
 	var sel labels.Selector
 	for obj, by := range o.ByObject {
 		if _, isCM := obj.(*corev1.ConfigMap); isCM {
@@ -26,7 +26,7 @@ func TestCacheOptions(t *testing.T) {
 	for _, c := range []struct {
 		component string
 		cached    bool
-	}{{"runner", true}, {"report", true}, {runner.ComponentResult, false}} {
+	}{{"runner", true}, {naming.ComponentReport, false}, {runner.ComponentResult, false}} {
 		l := labels.Set{naming.LabelRun: "r", naming.LabelComponent: c.component}
 		if sel == nil || sel.Matches(l) != c.cached {
 			t.Errorf("ConfigMap selector %v on component %s: cached %v, want %v", sel, c.component, !c.cached, c.cached)

@@ -28,6 +28,10 @@ const (
 	LabelRunnerIndex = "bench.benchrun.io/runner-index"
 )
 
+// ComponentReport is the component label value of report ConfigMaps (report.md, tables,
+// parts): they outlive cleanup, and the manager never caches them (read uncached).
+const ComponentReport = "report"
+
 // Name joins prefix and suffix into an object name that is a valid DNS label (at most 63
 // characters; longer names are cut and end with a hash so they stay unique).
 func Name(prefix, suffix string) string {
