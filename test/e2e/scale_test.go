@@ -239,15 +239,16 @@ func keptCalls(t *testing.T, resultsJSON string) int64 {
 	return n
 }
 
-// maxName is a run name of the maximum accepted length (253, the API server's limit for
-// object names; the CRD refuses dots and a leading digit) starting with start and holding
-// the odd but accepted characters: runs of '-', digits, a digit last.
+// maxName is a run name of the maximum accepted length (236: the CRD keeps room for the
+// ".<16 hex digits>" of the run's Event names under the API server's 253, and refuses dots
+// and a leading digit) starting with start and holding the odd but accepted characters: runs
+// of '-', digits, a digit last.
 func maxName(start string) string {
 	name := start + "--0-9---x"
 	for len(name) < 260 {
 		name += "-a0--9z"
 	}
-	return name[:252] + "9"
+	return name[:235] + "9"
 }
 
 // TestLongestNameEveryTarget runs, in sequence, a 3 s run named with maxName on every target
@@ -286,6 +287,10 @@ func TestLongestNameEveryTarget(t *testing.T) {
 			md := mustKubectl(t, "", "-n", ns, "get", "configmap", run.Status.Report.ConfigMapName, "-o", `jsonpath={.data.report\.md}`)
 			if !strings.Contains(md, run.Status.Results[0].Name) {
 				t.Errorf("report %s lacks the scenario:\n%s", run.Status.Report.ConfigMapName, md)
+			}
+			// Its Events were recorded (named <run>.<16 hex digits>: 253 characters at most).
+			if ev := mustKubectl(t, "", "-n", ns, "get", "events", "--field-selector", "involvedObject.name="+name, "-o", "name"); strings.TrimSpace(ev) == "" {
+				t.Errorf("no Events for run %s", name)
 			}
 			// Free the cluster for the next kind: the run and what it owns go.
 			mustKubectl(t, "", "-n", ns, "delete", "benchmarkrun", name, "--wait=true", "--timeout=90s")
