@@ -75,6 +75,7 @@ func TestRunDashboardQueries(t *testing.T) {
 	h.Observe(finishedRun("bench", "live1", 1, 1))
 	// the live usage panels: what the manager's usage sampling exports while a run runs
 	h.LiveUsage(finishedRun("bench", "live1", 1, 1), []podSample{{"redis-master", "redis-0", 0.5, 8 << 20}}, time.Now())
+	h.PhaseEntered(finishedRun("bench", "live1", 1, 1), time.Now()) // the phase annotations
 	exporter := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(exporter.Close)
 	prom := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))

@@ -94,6 +94,7 @@ func (r *BenchmarkRunReconciler) deleting(ctx context.Context, run *v1alpha1.Ben
 	} else if kept != "" {
 		r.Recorder.Eventf(run, corev1.EventTypeNormal, "ResultsKept", "deleted during the load; what its runners stored is kept in ConfigMap %s", kept)
 	}
+	r.History.Drop(run.Namespace, run.Name)
 	return ctrl.Result{}, r.syncFinalizer(ctx, run)
 }
 

@@ -3,6 +3,7 @@ package controllers
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -28,6 +29,7 @@ type History struct {
 
 	cps, calls, errors, latency, duration, cpu, memory *prometheus.GaugeVec
 	finished                                           *prometheus.CounterVec
+	phase                                              *prometheus.GaugeVec // when a run entered each phase (annotations)
 
 	live liveUsage // CPU/memory of running runs' pods (liveusage.go)
 }
@@ -53,8 +55,10 @@ func NewHistory(reg prometheus.Registerer, perNamespace int) *History {
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "benchrun", Name: "runs_finished_total",
 			Help: "Runs this manager saw finish (after a restart: the finished runs it found), by phase and verdict."},
 			[]string{"namespace", "phase", "verdict"}),
+		phase: gauge("phase_entered_timestamp_seconds", "When a run's current generation entered each phase it reached (Unix seconds; the run dashboard's phase annotations).",
+			"namespace", "benchmarkrun", "phase"),
 	}
-	reg.MustRegister(h.cps, h.calls, h.errors, h.latency, h.duration, h.cpu, h.memory, h.finished)
+	reg.MustRegister(h.cps, h.calls, h.errors, h.latency, h.duration, h.cpu, h.memory, h.finished, h.phase)
 	h.live = newLiveUsage(reg)
 	return h
 }
@@ -83,6 +87,7 @@ func (h *History) Observe(run *v1alpha1.BenchmarkRun) {
 	names := append(h.order[run.Namespace], run.Name)
 	for len(names) > h.perNamespace {
 		h.forget(run.Namespace, names[0])
+		h.phase.DeletePartialMatch(prometheus.Labels{"namespace": run.Namespace, "benchmarkrun": names[0]})
 		names = names[1:]
 	}
 	h.order[run.Namespace] = names
@@ -130,4 +135,26 @@ func (h *History) forget(namespace, name string) {
 			break
 		}
 	}
+}
+
+// PhaseEntered records when run entered its current phase. A new generation starts its phases
+// afresh. The series of a run go when it falls out of the namespace's newest perNamespace
+// finished runs, or when it is deleted before it finished (Drop). Nil-safe.
+func (h *History) PhaseEntered(run *v1alpha1.BenchmarkRun, at time.Time) {
+	if h == nil || run.Status.Phase == "" {
+		return
+	}
+	if run.Status.Phase == v1alpha1.PhasePending { // a new generation: the earlier one's phases go
+		h.phase.DeletePartialMatch(prometheus.Labels{"namespace": run.Namespace, "benchmarkrun": run.Name})
+	}
+	h.phase.WithLabelValues(run.Namespace, run.Name, string(run.Status.Phase)).Set(float64(at.UnixMilli()) / 1000)
+}
+
+// Drop deletes the phase series of a run deleted before it finished (a finished run's series
+// go with its history series).
+func (h *History) Drop(namespace, name string) {
+	if h == nil {
+		return
+	}
+	h.phase.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "benchmarkrun": name})
 }

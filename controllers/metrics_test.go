@@ -67,6 +67,44 @@ func TestHistoryMetricsBounded(t *testing.T) {
 	}
 }
 
+// TestPhaseEntered: each phase a run reaches gets its entry time; a new generation (Pending
+// again) starts afresh; the series stay while the run is among the namespace's newest finished
+// runs and go when it falls out, or when it is deleted unfinished (Drop).
+func TestPhaseEntered(t *testing.T) {
+	h := NewHistory(prometheus.NewRegistry(), 1)
+	run := finishedRun("a", "r", 1, 1)
+	t0 := time.Unix(1_700_000_000, 0)
+	for i, p := range []v1alpha1.Phase{v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning, v1alpha1.PhaseSucceeded} {
+		run.Status.Phase = p
+		h.PhaseEntered(run, t0.Add(time.Duration(i)*time.Second))
+	}
+	if got := testutil.ToFloat64(h.phase.WithLabelValues("a", "r", "Running")); got != 1_700_000_002 {
+		t.Fatalf("Running entered at %v", got)
+	}
+	h.Observe(run) // finished: its phase series stay with its history
+	if n := testutil.CollectAndCount(h.phase); n != 4 {
+		t.Fatalf("%d phase series after finishing, want 4", n)
+	}
+	run.Status.Phase = v1alpha1.PhasePending // a new generation
+	h.PhaseEntered(run, t0.Add(time.Minute))
+	if n := testutil.CollectAndCount(h.phase); n != 1 {
+		t.Fatalf("%d phase series after a new generation started, want 1", n)
+	}
+	h.Observe(finishedRun("a", "newer", 1, 1)) // r falls out of the newest 1
+	if n := testutil.CollectAndCount(h.phase); n != 0 {
+		t.Fatalf("%d phase series after the run fell out of the history, want 0", n)
+	}
+	run.Status.Phase = v1alpha1.PhaseRunning
+	h.PhaseEntered(run, t0)
+	h.Drop("a", "r")
+	if n := testutil.CollectAndCount(h.phase); n != 0 {
+		t.Fatalf("%d phase series after Drop, want 0", n)
+	}
+	var nilHistory *History
+	nilHistory.PhaseEntered(run, t0)
+	nilHistory.Drop("a", "r")
+}
+
 // TestHistoryOnPrometheus: a real Prometheus scrapes the history metrics and the queries a
 // history dashboard runs (CPS and p99 per scenario across runs) return the runs' figures.
 func TestHistoryOnPrometheus(t *testing.T) {

@@ -143,6 +143,9 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res c
 		}
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
+	if s.run.Status.Phase != s.before.Status.Phase {
+		r.History.PhaseEntered(s.run, s.now.Time)
+	}
 	for _, e := range s.events {
 		r.Recorder.Event(s.run, e.kind, e.reason, e.message)
 	}
