@@ -39,12 +39,12 @@ func TestRunGate(t *testing.T) {
 	}
 
 	second := filepath.Join(dir, "second")
-	c = newCLI(t, nil, "run", "-f", writeFile(t, "run.yaml", withBaseline(withThresholds("2s", "{scenario: get_1k, expr: 'cps >= +1000%'}", "{expr: 'errorRate <= 0'}"))),
+	c = newCLI(t, nil, "run", "-f", writeFile(t, "run.yaml", withBaseline(withThresholds("2s", "{scenario: get_1k, expr: 'cps >= +100000%'}", "{expr: 'errorRate <= 0'}"))),
 		"--output", "json", "--out-dir", second, "--baseline", first)
 	if code := c.run(t); code != exitThresholds {
 		t.Fatalf("exit code %d, want %d\n%s", code, exitThresholds, c.stderr.String())
 	}
-	for _, want := range []string{"| get_1k | cps >= +1000% |", "FAIL", "Verdict: Failed", "Against baseline first:", "| get_1k |"} {
+	for _, want := range []string{"| get_1k | cps >= +100000% |", "FAIL", "Verdict: Failed", "Against baseline first:", "| get_1k |"} {
 		if !strings.Contains(c.stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, c.stderr.String())
 		}
