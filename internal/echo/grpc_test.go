@@ -33,7 +33,7 @@ func TestGRPCEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	fd, _ := GRPCFile()
 	reqD, replyD := fd.Messages().ByName("EchoRequest"), fd.Messages().ByName("EchoReply")
 	call := func(payload string, code int32) (*dynamicpb.Message, error) {

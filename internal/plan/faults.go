@@ -6,8 +6,8 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
-// EnvFaultProbe, set in runner 0's invocation when a run declares spec.faults on a target with
-// a Redis write endpoint, turns on the agent's fault probe (internal/runner/probe.go); its
+// EnvFaultProbe is set in runner 0's invocation when a run declares spec.faults on a target
+// with a Redis write endpoint: it turns on the agent's fault probe (internal/runner/probe.go); its
 // value is the list key the probe appends its markers to.
 const EnvFaultProbe = "BENCHRUN_FAULT_PROBE"
 

@@ -109,10 +109,10 @@ func FaultPod(ctx context.Context, c client.Reader, t Target, ns, prefix string,
 	var svc corev1.Service
 	name := f.FaultService(role)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &svc); err != nil {
-		return nil, fmt.Errorf("Service %s of role %s: %w", name, role, err)
+		return nil, fmt.Errorf("the Service %s of role %s: %w", name, role, err)
 	}
 	if len(svc.Spec.Selector) == 0 {
-		return nil, fmt.Errorf("Service %s of role %s selects no pods", name, role)
+		return nil, fmt.Errorf("the Service %s of role %s selects no pods", name, role)
 	}
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(svc.Spec.Selector)}); err != nil {
