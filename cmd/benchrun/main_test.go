@@ -361,6 +361,16 @@ func TestRunRedis(t *testing.T) {
 	if code := r.run(t); code != 0 || !strings.Contains(r.stdout.String(), "get_1k,redis.get,") {
 		t.Errorf("report: exit %d\n%s", code, r.stdout.String())
 	}
+	// --format forces one shape: ya's tables only; a shape these results lack is refused.
+	r = newCLI(t, nil, "report", "--format", "ya", out)
+	if code := r.run(t); code != 0 || !strings.Contains(r.stdout.String(), "Average CPS (Calls Per Second) per Function:") ||
+		strings.Contains(r.stdout.String(), "protocol table") {
+		t.Errorf("report --format ya: exit %d\n%s", code, r.stdout.String())
+	}
+	r = newCLI(t, nil, "report", "--format", "echo", out)
+	if code := r.run(t); code != exitFailed || !strings.Contains(r.stderr.String(), "--format echo: these results have no echo rows (their shapes: ya") {
+		t.Errorf("report --format echo: exit %d\n%s", code, r.stderr.String())
+	}
 	cmp := newCLI(t, nil, "compare", out, filepath.Join(out, "runner-0.json"))
 	if code := cmp.run(t); code != 0 || !strings.Contains(cmp.stdout.String(), "| out ") || !strings.Contains(cmp.stdout.String(), "runner-0") {
 		t.Errorf("compare: exit %d\n%s", code, cmp.stdout.String())
@@ -640,6 +650,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"report nothing", "", []string{"report"}, exitUsage, "give one or more result files"},
 		{"report bad doc", "{}", []string{"report"}, exitFailed, "benchrun report:"},
+		{"report bad format", "{}", []string{"report", "--format", "pegasus"}, exitUsage, `--format "pegasus": must be one of all, ya, echo, packetd, ycsb`},
+		{"report format with json", "{}", []string{"report", "--format", "ycsb", "--output", "json"}, exitUsage, "--format ycsb prints that shape's markdown tables"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -124,9 +125,25 @@ func render(w io.Writer, format, title string, s results.Summary) error {
 	return results.RenderMarkdown(w, title, s)
 }
 
+// checkFormat checks report's --format: all, or one of the seed shapes, which are markdown
+// tables (so only with --output table or markdown).
+func checkFormat(format, output string) error {
+	if format == "all" {
+		return nil
+	}
+	if !slices.Contains(results.Shapes, format) {
+		return fmt.Errorf("--format %q: must be one of all, %s", format, strings.Join(results.Shapes, ", "))
+	}
+	if output != "table" && output != "markdown" {
+		return fmt.Errorf("--format %s prints that shape's markdown tables: use it with --output table or markdown, not %s", format, output)
+	}
+	return nil
+}
+
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[--output table|markdown|json|csv] [--trim-percent P] FILE|DIR...", stderr)
+	fs := newFlagSet("report", "[--output table|markdown|json|csv] [--format all|ya|echo|packetd|ycsb] [--trim-percent P] FILE|DIR...", stderr)
 	output := fs.String("output", "table", "output format: table, markdown, json or csv")
+	format := fs.String("format", "all", "table shape: all (each scenario type picks its seed's shape), ya, echo, packetd or ycsb")
 	trim := fs.Float64("trim-percent", 10, "percentage of calls dropped at each end for CPS")
 	title := fs.String("title", "", "heading of the markdown report")
 	files, err := parseFlags(fs, args)
@@ -134,6 +151,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	if err := checkOutput(*output); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitUsage
+	}
+	if err := checkFormat(*format, *output); err != nil {
 		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
 		return exitUsage
 	}
@@ -157,7 +178,15 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := results.DefaultOptions()
 	opts.TrimFraction = *trim / 100
-	if err := render(stdout, *output, *title, results.Summarize(merged, opts)); err != nil {
+	sum := results.Summarize(merged, opts)
+	if *format != "all" {
+		if err := results.RenderShape(stdout, *format, *title, sum); err != nil {
+			_, _ = fmt.Fprintf(stderr, "benchrun report: --format %s: %v\n", *format, err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	if err := render(stdout, *output, *title, sum); err != nil {
 		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
 		return exitFailed
 	}

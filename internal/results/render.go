@@ -22,19 +22,34 @@ import (
 // first in the echo-server shape instead (seed 002, render_echo.go).
 func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	bw := bufio.NewWriter(w)
-	if title != "" {
-		fmt.Fprintf(bw, "## %s\n\n", title)
-	}
-	if s.Partial {
-		fmt.Fprintf(bw, "**PARTIAL RESULTS**: %s\n\n", partialText(s.PartialReasons))
-	}
+	writeHeading(bw, title, s)
 	echo, rest := splitEcho(s.Scenarios) // tcp.echo scenarios in their own shape (render_echo.go)
 	writeEchoMarkdown(bw, echo)
 	if len(rest) == 0 && len(echo) > 0 {
 		return bw.Flush()
 	}
 	scs := sortedByName(rest)
+	writeYa(bw, scs)
+	writeRedisShapes(bw, s)
+	writeOpenMarkdown(bw, scs)
+	writeGRPCShape(bw, s)
+	writeHTTPShape(bw, s)
+	bw.WriteString("\n")
+	return bw.Flush()
+}
 
+// writeHeading writes the title as a "## " heading (when not empty) and the partial-results line.
+func writeHeading(bw *bufio.Writer, title string, s Summary) {
+	if title != "" {
+		fmt.Fprintf(bw, "## %s\n\n", title)
+	}
+	if s.Partial {
+		fmt.Fprintf(bw, "**PARTIAL RESULTS**: %s\n\n", partialText(s.PartialReasons))
+	}
+}
+
+// writeYa writes ya's tables of scs (sorted by name), then the statistics ya does not publish.
+func writeYa(bw *bufio.Writer, scs []ScenarioSummary) {
 	if t := cpmTable(scs); t != nil {
 		bw.WriteString("Calls Per Minute (CPM) Statistics:\n\n")
 		t.write(bw)
@@ -84,11 +99,6 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 		bw.WriteString("\nError Kind Distribution Statistics:\n\n")
 		t.write(bw)
 	}
-	writeRedisShapes(bw, s)
-	writeOpenMarkdown(bw, scs)
-	writeGRPCShape(bw, s)
-	bw.WriteString("\n")
-	return bw.Flush()
 }
 
 // cpmTable returns the calls-per-minute table, or nil when no scenario has calls.

@@ -38,10 +38,5 @@ func writeGRPCShape(bw *bufio.Writer, s Summary) {
 
 // RenderGRPCProtocolCSV writes the Grpc protocol table as CSV: GRPCProtocolHeader then "scenario".
 func RenderGRPCProtocolCSV(w io.Writer, s Summary) error {
-	rows := GRPCProtocolRows(s)
-	out := make([][]string, len(rows))
-	for i, r := range rows {
-		out[i] = append(append([]string(nil), r.Cells...), r.Scenario)
-	}
-	return writeCSV(w, append(append([]string(nil), GRPCProtocolHeader...), "scenario"), out)
+	return writeCSV(w, append(append([]string(nil), GRPCProtocolHeader...), "scenario"), protocolCells(GRPCProtocolRows(s)))
 }

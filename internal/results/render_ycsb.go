@@ -197,11 +197,21 @@ func FormatBits(bps float64) string {
 // writeRedisShapes appends the Pegasus and Redis protocol tables to a markdown report when
 // the summary has rows for them.
 func writeRedisShapes(bw *bufio.Writer, s Summary) {
+	writePegasus(bw, s)
+	writeRedisProtocol(bw, s)
+}
+
+// writePegasus appends the Pegasus YCSB table (seed 004) when the summary has ycsb rows.
+func writePegasus(bw *bufio.Writer, s Summary) {
 	if rows := PegasusRows(s); len(rows) > 0 {
 		writeShapeTable(bw, "\nYCSB per operation (latency in µs; rows: %s):\n\n", PegasusHeader,
 			[]bool{false, false, false, true, true, true, true, true, true, true, true},
 			rows, func(r PegasusRow) (string, []string) { return r.Scenario, r.Cells })
 	}
+}
+
+// writeRedisProtocol appends the Redis protocol table (seed 003) when the summary has rows.
+func writeRedisProtocol(bw *bufio.Writer, s Summary) {
 	if rows := RedisProtocolRows(s); len(rows) > 0 {
 		writeShapeTable(bw, "\nRedis protocol table (PROTO/METRICS: the target's INFO commandstats; rows: %s):\n\n", RedisProtocolHeader,
 			[]bool{false, true, true, false, false, false, true, true, true, false},

@@ -1,0 +1,69 @@
+package results
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Shapes are the table shapes of the seeds, by name: ya (000/001: CPS, execution time, return
+// values), echo (002: the echo-server comparison), packetd (003: the Redis, HTTP and Grpc
+// protocol tables) and ycsb (004: the Pegasus per-operation table).
+var Shapes = []string{"ya", "echo", "packetd", "ycsb"}
+
+// ShapesOf lists the shapes s has rows for, in Shapes order: ya always (every scenario has its
+// ya rows), the others when a scenario of theirs is present.
+func ShapesOf(s Summary) []string {
+	echo, _ := splitEcho(s.Scenarios)
+	out := []string{"ya"}
+	if len(echo) > 0 {
+		out = append(out, "echo")
+	}
+	if len(RedisProtocolRows(s))+len(HTTPProtocolRows(s))+len(GRPCProtocolRows(s)) > 0 {
+		out = append(out, "packetd")
+	}
+	if len(PegasusRows(s)) > 0 {
+		out = append(out, "ycsb")
+	}
+	return out
+}
+
+// RenderShape writes only one shape's tables of s in markdown, whatever the scenario types
+// would pick: "ya" the ya tables of every scenario (tcp.echo ones too), "echo" the echo-server
+// shape of the tcp.echo scenarios, "packetd" the Redis, HTTP and Grpc protocol tables, "ycsb"
+// the Pegasus table. A shape s has no rows for is an error naming the shapes it has.
+func RenderShape(w io.Writer, shape, title string, s Summary) error {
+	has := ShapesOf(s)
+	known := false
+	for _, k := range Shapes {
+		known = known || k == shape
+	}
+	if !known {
+		return fmt.Errorf("unknown shape %q (one of %s)", shape, strings.Join(Shapes, ", "))
+	}
+	found := false
+	for _, h := range has {
+		found = found || h == shape
+	}
+	if !found {
+		return fmt.Errorf("these results have no %s rows (their shapes: %s)", shape, strings.Join(has, ", "))
+	}
+	bw := bufio.NewWriter(w)
+	writeHeading(bw, title, s)
+	switch shape {
+	case "ya":
+		writeYa(bw, sortedByName(s.Scenarios))
+	case "echo":
+		echo, _ := splitEcho(s.Scenarios)
+		writeEchoMarkdown(bw, echo)
+	case "packetd":
+		writeRedisProtocol(bw, s)
+		writeHTTPShape(bw, s)
+		writeGRPCShape(bw, s)
+	case "ycsb":
+		writePegasus(bw, s)
+	}
+	bw.WriteString("\n")
+	return bw.Flush()
+}
