@@ -32,8 +32,8 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	writeYa(bw, scs)
 	writeRedisShapes(bw, s)
 	writeOpenMarkdown(bw, scs)
-	writeGRPCShape(bw, s)
-	writeHTTPShape(bw, s)
+	grpcTable.write(bw, s)
+	httpTable.write(bw, s)
 	bw.WriteString("\n")
 	return bw.Flush()
 }

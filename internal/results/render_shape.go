@@ -59,8 +59,8 @@ func RenderShape(w io.Writer, shape, title string, s Summary) error {
 		writeEchoMarkdown(bw, echo)
 	case "packetd":
 		writeRedisProtocol(bw, s)
-		writeHTTPShape(bw, s)
-		writeGRPCShape(bw, s)
+		httpTable.write(bw, s)
+		grpcTable.write(bw, s)
 	case "ycsb":
 		writePegasus(bw, s)
 	}
