@@ -26,6 +26,9 @@ stop_redis() {
 # median prints the median of its numeric arguments (the upper one of an even count).
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# col N WORD... prints field N of each of its (space-separated) arguments, one per line.
+col() { local n=$1; shift; printf '%s\n' "$@" | awk -v n="$n" '{print $n}'; }
+
 # k6_rate RESULT [CALLS] prints the first scenario's calls/s (calls over its first-start..last-end
 # span) of a k6 result document; with CALLS it fails unless exactly CALLS calls were made
 # without errors.
@@ -42,6 +45,29 @@ if len(sys.argv) > 2 and (s["calls"] != int(sys.argv[2]) or s["errors"]):
     sys.exit(f"k6 made {s['calls']} calls ({s['errors']} errors), want {sys.argv[2]}")
 print(f"{s['calls'] / (ts(s['lastEnd']) - ts(s['firstStart'])).total_seconds():.0f}")
 PY
+}
+
+# k6_get_cost prints "calls/s cpu-µs/call" of one run of our k6's Redis GET script against the
+# private redis-server ($CONNS VUs, $SECS s, $BATCH calls per iteration; the caller's
+# environment, e.g. remote-write or progress-file settings, reaches k6): calls/s as k6_rate
+# gives them, and the k6 process's user+system CPU per call (less sensitive to other load).
+k6_get_cost() {
+  local cpu
+  rm -f "$WORK/result.json"
+  cpu=$(SCENARIOS=get DURATION="${SECS}s" GRACE=1s VUS="$CONNS" BATCH="$BATCH" KEYSPACE=100000 \
+    REDIS_ADDR="127.0.0.1:$PORT" python3 - "$K6" "$WORK" "$ROOT/scripts/k6/redis_basic.js" <<'PY'
+import json, resource, subprocess, sys
+k6, work, script = sys.argv[1:]
+with open(f"{work}/k6.log", "w") as log:
+    if subprocess.run([k6, "run", "-q", "--summary-mode", "disabled", "--out", f"benchrun={work}/result.json", script],
+                      stdout=log, stderr=log).returncode != 0:
+        sys.exit(open(f"{work}/k6.log").read())
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+calls = json.load(open(f"{work}/result.json"))["scenarios"][0]["calls"]
+print(f"{(ru.ru_utime + ru.ru_stime) / calls * 1e6:.2f}")
+PY
+  ) || return 1
+  echo "$(k6_rate "$WORK/result.json") $cpu"
 }
 
 # need TOOL... fails unless $K6 is built and every TOOL is on PATH.
