@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/benchrun/benchrun/internal/echo"
@@ -46,12 +47,7 @@ spec:
 // counts equal the server's own (bytes echoed, HTTP requests).
 func TestRunCustomEcho(t *testing.T) {
 	needBinaries(t)
-	echoBin := filepath.Join(t.TempDir(), "echo-server")
-	if out, err := goBuild(echoBin, "./cmd/echo-server"); err != nil {
-		t.Fatalf("building echo-server: %v\n%s", err, out)
-	}
-	stats := filepath.Join(t.TempDir(), "stats.json")
-	file := writeFile(t, "run.yaml", fmt.Sprintf(customEchoRun, echoBin, stats))
+	file, stats := echoRunFile(t, customEchoRun)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--output", "markdown", "--out-dir", out)
 	if code := c.run(t); code != 0 {
@@ -93,4 +89,28 @@ func TestRunCustomEcho(t *testing.T) {
 	if left := c.leftovers(t); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
+}
+
+// echoServer is cmd/echo-server, built once for the tests that run it as a custom target.
+var echoServer struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// echoRunFile writes a run file from template, whose two %s are the echo-server binary (built
+// once per test binary) and the path of the stats file it writes; it returns both paths.
+func echoRunFile(t *testing.T, template string) (file, stats string) {
+	t.Helper()
+	echoServer.once.Do(func() {
+		echoServer.path = filepath.Join(testTmp, "echo-server")
+		if out, err := goBuild(echoServer.path, "./cmd/echo-server"); err != nil {
+			echoServer.err = fmt.Errorf("building echo-server: %w\n%s", err, out)
+		}
+	})
+	if echoServer.err != nil {
+		t.Fatal(echoServer.err)
+	}
+	stats = filepath.Join(t.TempDir(), "stats.json")
+	return writeFile(t, "run.yaml", fmt.Sprintf(template, echoServer.path, stats)), stats
 }

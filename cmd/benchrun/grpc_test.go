@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,12 +44,7 @@ spec:
 // own (calls and payload bytes).
 func TestRunCustomGRPC(t *testing.T) {
 	needBinaries(t)
-	echoBin := filepath.Join(t.TempDir(), "echo-server")
-	if out, err := goBuild(echoBin, "./cmd/echo-server"); err != nil {
-		t.Fatalf("building echo-server: %v\n%s", err, out)
-	}
-	stats := filepath.Join(t.TempDir(), "stats.json")
-	file := writeFile(t, "run.yaml", fmt.Sprintf(customGRPCRun, echoBin, stats))
+	file, stats := echoRunFile(t, customGRPCRun)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--runners", "2", "--output", "markdown", "--out-dir", out)
 	if code := c.run(t); code != 0 {

@@ -28,6 +28,7 @@ var (
 	k6Bin       string
 	benchrunBin string
 	buildErr    error
+	testTmp     string // TestMain's temporary directory, removed at the end
 )
 
 func TestMain(m *testing.M) {
@@ -40,6 +41,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer func() { _ = os.RemoveAll(tmp) }()
+		testTmp = tmp
 		benchrunBin = filepath.Join(tmp, "benchrun")
 		if out, err := goBuild(benchrunBin, "./cmd/benchrun"); err != nil {
 			buildErr = fmt.Errorf("building benchrun: %w\n%s", err, out)

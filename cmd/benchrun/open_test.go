@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,12 +117,7 @@ spec:
 // benchrun recorded.
 func TestRunOpenEcho(t *testing.T) {
 	needBinaries(t)
-	echoBin := filepath.Join(t.TempDir(), "echo-server")
-	if out, err := goBuild(echoBin, "./cmd/echo-server"); err != nil {
-		t.Fatalf("building echo-server: %v\n%s", err, out)
-	}
-	stats := filepath.Join(t.TempDir(), "stats.json")
-	file := writeFile(t, "run.yaml", fmt.Sprintf(openEchoRun, echoBin, stats))
+	file, stats := echoRunFile(t, openEchoRun)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--output", "markdown", "--out-dir", out)
 	if code := c.run(t); code != 0 {
