@@ -176,8 +176,9 @@ func age(t time.Time) string {
 
 // cmdClusterReport prints a run's report from the cluster: the seed tables, thresholds and deltas.
 func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "RUN [--output table|markdown|json|csv] [-n NAMESPACE]", stderr)
+	fs := newFlagSet("report", "RUN [--output table|markdown|json|csv] [--format all|ya|echo|packetd|ycsb] [-n NAMESPACE]", stderr)
 	output := fs.String("output", "table", "output format: table, markdown, json or csv")
+	format := fs.String("format", "all", "table shape: all (the operator's report), ya, echo, packetd or ycsb")
 	connect := clusterFlags(fs)
 	names, err := parseFlags(fs, args)
 	if err != nil {
@@ -187,9 +188,13 @@ func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writ
 		_, _ = fmt.Fprintln(stderr, "benchrun report: give one BenchmarkRun name (or result files / out dirs)")
 		return exitUsage
 	}
+	if err := checkFormat(*format, *output); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitUsage
+	}
 	k, err := connect()
 	if err == nil {
-		err = printClusterReport(ctx, k, names[0], *output, stdout)
+		err = printClusterReport(ctx, k, names[0], *output, *format, stdout)
 	}
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
@@ -198,16 +203,20 @@ func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writ
 	return exitOK
 }
 
-// printClusterReport prints report.md as the operator wrote it, or results.json / CSV.
-func printClusterReport(ctx context.Context, k *kube, name, output string, w io.Writer) error {
+// printClusterReport prints report.md as the operator wrote it, results.json / CSV, or one
+// seed shape's tables rendered from results.json.
+func printClusterReport(ctx context.Context, k *kube, name, output, format string, w io.Writer) error {
 	run, err := k.run(ctx, name)
 	if err != nil {
 		return err
 	}
-	if output == "json" || output == "csv" {
+	if output == "json" || output == "csv" || format != "all" {
 		s, err := k.summary(ctx, run)
 		if err != nil {
 			return err
+		}
+		if format != "all" {
+			return results.RenderShape(w, format, run.Name, s)
 		}
 		return render(w, output, "", s)
 	}

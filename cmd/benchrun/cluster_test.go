@@ -118,6 +118,18 @@ func TestPluginOnCluster(t *testing.T) {
 	if code := r.run(t); code != exitOK || !strings.Contains(r.stdout.String(), "get,redis.get,") {
 		t.Errorf("report csv: exit %d\n%s", code, r.stdout.String())
 	}
+	r = newCLI(t, env, "report", "valkey", "--format", "ya")
+	if code := r.run(t); code != exitOK || !strings.Contains(r.stdout.String(), "## valkey") || !strings.Contains(r.stdout.String(), "| get ") {
+		t.Errorf("report --format ya: exit %d\n%s%s", code, r.stdout.String(), r.stderr.String())
+	}
+	r = newCLI(t, env, "report", "valkey", "--format", "ycsb")
+	if code := r.run(t); code != exitFailed || !strings.Contains(r.stderr.String(), "ya") {
+		t.Errorf("report --format ycsb of a redis.get run: exit %d, want a refusal naming the shapes it has\n%s", code, r.stderr.String())
+	}
+	r = newCLI(t, env, "report", "valkey", "--format", "ya", "--output", "json")
+	if code := r.run(t); code != exitUsage {
+		t.Errorf("report --format ya --output json: exit %d, want usage", code)
+	}
 	cmp := newCLI(t, env, "compare", "valkey", "redis8", "--baseline", "redis8")
 	out := cmp.stdout.String
 	if code := cmp.run(t); code != exitOK || !strings.Contains(out(), "| redis8 ") || !strings.Contains(out(), "valkey against baseline redis8:") ||

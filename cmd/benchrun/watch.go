@@ -88,7 +88,7 @@ func progressLine(run *v1alpha1.BenchmarkRun) string {
 // watchEnd prints the finished run's report (and verdict) and returns the exit code.
 func watchEnd(ctx context.Context, k *kube, run *v1alpha1.BenchmarkRun, stdout, stderr io.Writer) int {
 	if run.Status.Report != nil {
-		if err := printClusterReport(ctx, k, run.Name, "markdown", stdout); err != nil {
+		if err := printClusterReport(ctx, k, run.Name, "markdown", "all", stdout); err != nil {
 			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", err)
 		}
 	}
