@@ -224,9 +224,8 @@ func TestProxyReadsOnReplicas(t *testing.T) {
 	// ${...} placeholders, awk's & and \ in replacements, non-ASCII.
 	const password = `p@ss:w/rd#&\1 ${HOME} "q" ünï 密码`
 	apply(t, ns, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: proxy-pw\ntype: Opaque\nstringData:\n  password: '"+password+"'\n")
-	// provider builtin: the subject is our proxy staging and replica reads. With auto, a suite
-	// that installed the OT redis-operator earlier (TestFaultMasterKillOperator) would get the
-	// operator's pods, which crash-loop on this password (a known, unfixed operator-path bug).
+	// provider builtin: the subject is our proxy staging and replica reads (the operator's
+	// pods with this password: TestRedisHAOperatorPassword).
 	m := runManifest("proxy", `    redis:
       mode: proxy
       engine: valkey
