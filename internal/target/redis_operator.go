@@ -96,9 +96,12 @@ func (r *redis) operatorInitContainer(sentinel bool) map[string]any {
 		"securityContext": operatorSecurityContext(),
 	}
 	if ref := r.spec.PasswordSecretRef; ref != nil {
-		ic["enabled"] = true
+		ic["enabled"], ic["imagePullPolicy"] = true, "IfNotPresent" // as the Redis container
 		ic["command"] = []any{"sh", "-c", operatorPasswordScript(sentinel)}
 		ic["env"] = []any{toMap(ptr.To(secretEnv(PasswordEnv, ref)))}
+		if res := r.spec.Resources; res != nil && !sentinel { // as the operator's config container
+			ic["resources"] = toMap(res)
+		}
 	}
 	return ic
 }
