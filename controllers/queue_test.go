@@ -340,7 +340,7 @@ func TestQueueOrder(t *testing.T) {
 			t.Errorf("%s should come before %s", c.a.Name, c.b.Name)
 		}
 	}
-	if m := queueMessage(&young, []v1alpha1.BenchmarkRun{urgent, old, young}, ""); m != "position 3 of 3 waiting for pool ; run urgent is next" {
+	if m := queueMessage(&young, queueKey{keyPool, ""}, []v1alpha1.BenchmarkRun{urgent, old, young}, ""); m != "position 3 of 3 waiting for pool ; run urgent is next" {
 		t.Errorf("message %q", m)
 	}
 }

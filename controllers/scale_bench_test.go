@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -97,12 +98,14 @@ func logConfigMapBytes(ctx context.Context, t *testing.T, ns string) {
 	}
 }
 
-// scaleRun is run i of the scale bench: an external Redis target (nothing to deploy), one
-// runner, two scenarios.
+// scaleRun is run i of the scale bench: an external Redis target (nothing to deploy; not
+// exclusive, so that all runs are concurrent: the bench measures concurrent runs, not the
+// queue), one runner, two scenarios.
 func scaleRun(ns string, i int) *v1alpha1.BenchmarkRun {
 	return &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%04d", i), Namespace: ns},
 		Spec: v1alpha1.BenchmarkRunSpec{
-			Target: v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalRedis, Addresses: []string{"redis.example:6379"}}},
+			Target: v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalRedis, Addresses: []string{"redis.example:6379"},
+				Exclusive: ptr.To(false)}},
 			Load: v1alpha1.LoadSpec{Workers: 4, TasksPerWorker: 2, Duration: metav1.Duration{Duration: time.Minute},
 				Scenarios: []v1alpha1.Scenario{{Name: "get", Type: v1alpha1.ScenarioRedisGet}, {Name: "set", Type: v1alpha1.ScenarioRedisSet}},
 				Runners:   v1alpha1.RunnerSpec{Parallelism: 1}},

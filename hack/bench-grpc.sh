@@ -9,7 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=hack/bench-lib.sh
-source "$ROOT/hack/bench-lib.sh" # free_port
+source "$ROOT/hack/bench-lib.sh" # free_port, k6_vs_stock
 VUS=${1:-16} SECS=${2:-5} ROUNDS=${ROUNDS:-3}
 K6="$ROOT/bin/k6"
 GW=$(mktemp -d)
@@ -19,7 +19,6 @@ GPORT=$(free_port) SPORT=$(free_port)
 GPID=$!
 trap 'kill $GPID 2>/dev/null || true; rm -rf "$GW"' EXIT
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$SPORT") 2>/dev/null && break; sleep 0.1; done
-served() { python3 -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["grpcCalls"])' "http://127.0.0.1:$SPORT/stats"; }
 PAYLOAD=$(python3 -c 'import base64; print(base64.b64encode(b"x" * 1024).decode())')
 cat > "$GW/stock.js" <<JS
 import grpc from 'k6/net/grpc';
@@ -30,23 +29,6 @@ export default function () {
   client.invoke('benchrun.echo.v1.Echo/Echo', { payload: '$PAYLOAD' });
 }
 JS
-stock_r=() ours_r=()
-for r in $(seq "$ROUNDS"); do
-  a=$(served)
-  "$K6" run -q --summary-mode disabled "$GW/stock.js" >/dev/null 2>&1
-  b=$(served)
-  BENCHRUN_PLAN='{"scenarios":[{"name":"echo","type":"grpc","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$VUS',"keySpace":1,"bodySize":1024,"grpc":{"method":"benchrun.echo.v1.Echo/Echo","bodyField":"payload"}}],"graceMs":1000}' \
-    BENCHRUN_TARGET='{"grpc":{"addrs":["127.0.0.1:'$GPORT'"]}}' \
-    "$K6" run -q --summary-mode disabled --out "benchrun=$GW/ours-$r.json" scripts/k6/benchrun.js >/dev/null 2>&1
-  c=$(served)
-  stock_r+=("$(((b - a) / SECS))") ours_r+=("$(((c - b) / SECS))")
-done
-python3 - "${stock_r[*]}" "${ours_r[*]}" <<'PY'
-import statistics, sys
-stock = [float(x) for x in sys.argv[1].split()]
-ours = [float(x) for x in sys.argv[2].split()]
-ms, mo = statistics.median(stock), statistics.median(ours)
-print(f"k6 stock k6/net/grpc: {ms:,.1f} calls/s  (runs: {stock}; counted by the server)")
-print(f"benchrun k6 grpc:     {mo:,.1f} calls/s  (runs: {ours}; counted by the server)")
-print(f"ratio benchrun/stock: {mo/ms:.2f}  (client, server and k6 share the machine's cores)")
-PY
+k6_vs_stock "$GW" "http://127.0.0.1:$SPORT/stats" grpcCalls "k6 stock k6/net/grpc|benchrun k6 grpc|calls/s" 0 \
+  '{"scenarios":[{"name":"echo","type":"grpc","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'"$VUS"',"keySpace":1,"bodySize":1024,"grpc":{"method":"benchrun.echo.v1.Echo/Echo","bodyField":"payload"}}],"graceMs":1000}' \
+  '{"grpc":{"addrs":["127.0.0.1:'"$GPORT"'"]}}'

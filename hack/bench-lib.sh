@@ -90,3 +90,37 @@ setup_redis() {
   trap 'on_exit; stop_redis "$WORK"; rm -rf "$WORK"' EXIT
   start_redis "$WORK" "$PORT"
 }
+
+# k6_vs_stock WORK STATS_URL COUNTER LABELS STOCK_OUT PLAN TARGET: $ROUNDS rounds of $SECS s,
+# each k6's stock script WORK/stock.js (STOCK_OUT=1: also with --out benchrun, as our runs
+# are) then our k6's scripts/k6/benchrun.js with BENCHRUN_PLAN=PLAN and BENCHRUN_TARGET=TARGET,
+# against the same echo server, both counted by the server itself (COUNTER of its JSON /stats
+# at STATS_URL). Prints both medians and the ratio; LABELS is "stock label|our label|unit",
+# e.g. "k6 stock k6/http|benchrun k6 http|requests/s".
+k6_vs_stock() {
+  local work=$1 url=$2 counter=$3 labels=$4 stock_out=$5 plan=$6 target=$7 r a b c
+  local stock_r=() ours_r=() out=()
+  served() { python3 -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))[sys.argv[2]])' "$url" "$counter"; }
+  for r in $(seq "$ROUNDS"); do
+    out=()
+    [[ $stock_out == 1 ]] && out=(--out "benchrun=$work/stock-$r.json")
+    a=$(served)
+    "$K6" run -q --summary-mode disabled "${out[@]}" "$work/stock.js" >/dev/null 2>&1
+    b=$(served)
+    BENCHRUN_PLAN=$plan BENCHRUN_TARGET=$target \
+      "$K6" run -q --summary-mode disabled --out "benchrun=$work/ours-$r.json" scripts/k6/benchrun.js >/dev/null 2>&1
+    c=$(served)
+    stock_r+=("$(((b - a) / SECS))") ours_r+=("$(((c - b) / SECS))")
+  done
+  python3 - "${stock_r[*]}" "${ours_r[*]}" "$labels" <<'PY'
+import statistics, sys
+stock = [float(x) for x in sys.argv[1].split()]
+ours = [float(x) for x in sys.argv[2].split()]
+ls, lo, unit = sys.argv[3].split("|")
+ms, mo = statistics.median(stock), statistics.median(ours)
+w = max(len(ls), len(lo)) + 2
+print(f"{ls + ':':<{w}}{ms:,.1f} {unit}  (runs: {stock}; counted by the server)")
+print(f"{lo + ':':<{w}}{mo:,.1f} {unit}  (runs: {ours}; counted by the server)")
+print(f"ratio benchrun/stock: {mo/ms:.2f}  (client, server and k6 share the machine's cores)")
+PY
+}

@@ -28,7 +28,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=hack/bench-lib.sh
-source "$ROOT/hack/bench-lib.sh" # k6_rate
+source "$ROOT/hack/bench-lib.sh" # k6_rate, k6_vs_stock
 CONNS=${CONNS:-50} SECS=${SECONDS_PER_RUN:-5} HETU_CONNS=${HETU_CONNS:-16} ROUNDS=${ROUNDS:-3}
 K6="$ROOT/bin/k6"
 hr() { printf '\n== %s\n' "$*"; }
@@ -117,32 +117,14 @@ hr "7. HTTP GET: benchrun k6 http vs k6's stock k6/http (${HTTP_VUS:=16} VUs, ke
   HPID=$!
   trap 'kill $HPID 2>/dev/null || true; rm -rf "$HW"' EXIT # the subshell's own trap
   for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$HPORT") 2>/dev/null && break; sleep 0.1; done
-  served() { python3 -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["httpRequests"])' "http://127.0.0.1:$HPORT/stats"; }
   cat > "$HW/stock.js" <<JS
 import http from 'k6/http';
 export const options = { vus: $HTTP_VUS, duration: '${SECS}s' };
 export default function () { http.get('http://127.0.0.1:$HPORT/'); }
 JS
-  stock_r=() ours_r=()
-  for r in $(seq "$ROUNDS"); do
-    a=$(served)
-    "$K6" run -q --summary-mode disabled --out "benchrun=$HW/stock-$r.json" "$HW/stock.js" >/dev/null 2>&1
-    b=$(served)
-    BENCHRUN_PLAN='{"scenarios":[{"name":"get","type":"http","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$HTTP_VUS',"keySpace":1,"http":{"method":"GET","path":"/","keepAlive":true,"protocol":"http1.1"}}],"graceMs":1000}' \
-      BENCHRUN_TARGET='{"http":{"addrs":["127.0.0.1:'$HPORT'"]}}' \
-      "$K6" run -q --summary-mode disabled --out "benchrun=$HW/ours-$r.json" scripts/k6/benchrun.js >/dev/null 2>&1
-    c=$(served)
-    stock_r+=("$(((b - a) / SECS))") ours_r+=("$(((c - b) / SECS))")
-  done
-  python3 - "${stock_r[*]}" "${ours_r[*]}" <<'PY'
-import statistics, sys
-stock = [float(x) for x in sys.argv[1].split()]
-ours = [float(x) for x in sys.argv[2].split()]
-ms, mo = statistics.median(stock), statistics.median(ours)
-print(f"k6 stock k6/http:   {ms:,.1f} requests/s  (runs: {stock}; counted by the server)")
-print(f"benchrun k6 http:   {mo:,.1f} requests/s  (runs: {ours}; counted by the server)")
-print(f"ratio benchrun/stock: {mo/ms:.2f}  (client, server and k6 share the machine's cores)")
-PY
+  k6_vs_stock "$HW" "http://127.0.0.1:$HPORT/stats" httpRequests "k6 stock k6/http|benchrun k6 http|requests/s" 1 \
+    '{"scenarios":[{"name":"get","type":"http","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'"$HTTP_VUS"',"keySpace":1,"http":{"method":"GET","path":"/","keepAlive":true,"protocol":"http1.1"}}],"graceMs":1000}' \
+    '{"http":{"addrs":["127.0.0.1:'"$HPORT"'"]}}'
 )
 
 hr "8. Fixed-count HSET of 1 KiB: benchrun k6 redis.command vs redis-benchmark ($CONNS connections, 100000 requests, median of $ROUNDS)"

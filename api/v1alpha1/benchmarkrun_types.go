@@ -45,8 +45,9 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 
-	// Priority orders runs waiting for the same load pool (load.runners.pool): higher first,
-	// then oldest first (default 0). It never preempts the run holding the pool.
+	// Priority orders runs waiting for the same load pool (load.runners.pool) or external
+	// target endpoint: higher first, then oldest first (default 0). It never preempts the
+	// run holding the pool.
 	// +kubebuilder:validation:Minimum=-1000
 	// +kubebuilder:validation:Maximum=1000
 	// +optional

@@ -11,7 +11,8 @@ type Phase string
 const (
 	// PhasePending means the run was accepted and nothing was created yet.
 	PhasePending Phase = "Pending"
-	// PhaseQueued means the run waits for its load pool (load.runners.pool); nothing was created yet.
+	// PhaseQueued means the run waits for its load pool (load.runners.pool) or its external
+	// target's endpoints (held by another run); nothing was created yet.
 	PhaseQueued Phase = "Queued"
 	// PhaseProvisioning means the target is being deployed and is not ready yet.
 	PhaseProvisioning Phase = "Provisioning"
@@ -29,7 +30,7 @@ const (
 
 // Condition types set on a BenchmarkRun.
 const (
-	// ConditionQueued is true while the run waits for its load pool (position and holder in the message).
+	// ConditionQueued is true while the run waits for its load pool or external target endpoint (position and holder in the message).
 	ConditionQueued = "Queued"
 	// ConditionTargetReady is true when the target accepts connections.
 	ConditionTargetReady = "TargetReady"

@@ -359,6 +359,14 @@ type ExternalTarget struct {
 	// AuthKeySecretRef is the HeTu server's auth key (kind hetu), when it requires signed hellos.
 	// +optional
 	AuthKeySecretRef *SecretKeyRef `json:"authKeySecretRef,omitempty"`
+
+	// Exclusive (default true): runs whose external targets share an endpoint (any of
+	// addresses and readAddresses, compared as host:port with the host lower-cased; names are
+	// not resolved) never overlap: they wait in phase Queued and start one after another,
+	// like runs on one load pool (spec.priority, then oldest first). false: this run neither
+	// waits for nor holds its endpoints (benchrun run ignores it).
+	// +optional
+	Exclusive *bool `json:"exclusive,omitempty"`
 }
 
 // TLSSpec configures TLS to an external endpoint.

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"bytes"
-	"io"
 
 	"github.com/benchrun/benchrun/internal/results"
 )
@@ -16,24 +15,21 @@ const ReportGRPCProtocolCSV = "grpc-protocol.csv"
 const ReportHTTPProtocolCSV = "http-protocol.csv"
 
 // grpcShape adds the Grpc and HTTP protocol tables to the report files when the summary has
-// grpc or http scenarios (the markdown report holds them already).
+// grpc or http scenarios (the markdown report holds them already); each table's rows are
+// computed once.
 func grpcShape(out map[string][]byte, sum results.Summary) error {
-	for _, shape := range []struct {
-		name   string
-		rows   int
-		render func(io.Writer, results.Summary) error
-	}{
-		{ReportGRPCProtocolCSV, len(results.GRPCProtocolRows(sum)), results.RenderGRPCProtocolCSV},
-		{ReportHTTPProtocolCSV, len(results.HTTPProtocolRows(sum)), results.RenderHTTPProtocolCSV},
+	for name, rows := range map[string][]results.ProtocolRow{
+		ReportGRPCProtocolCSV: results.GRPCProtocolRows(sum),
+		ReportHTTPProtocolCSV: results.HTTPProtocolRows(sum),
 	} {
-		if shape.rows == 0 {
+		if len(rows) == 0 {
 			continue
 		}
 		var b bytes.Buffer
-		if err := shape.render(&b, sum); err != nil {
+		if err := results.WritePacketdCSV(&b, rows); err != nil {
 			return err
 		}
-		out[shape.name] = b.Bytes()
+		out[name] = b.Bytes()
 	}
 	return nil
 }

@@ -56,8 +56,11 @@ func (p packetdTable) write(bw *bufio.Writer, s Summary) {
 }
 
 // csv writes the table as CSV: the header, then "scenario".
-func (p packetdTable) csv(w io.Writer, s Summary) error {
-	rows := p.rows(s)
+func (p packetdTable) csv(w io.Writer, s Summary) error { return WritePacketdCSV(w, p.rows(s)) }
+
+// WritePacketdCSV writes rows of a Grpc or HTTP protocol table (GRPCProtocolRows,
+// HTTPProtocolRows) as CSV: GRPCProtocolHeader then "scenario".
+func WritePacketdCSV(w io.Writer, rows []ProtocolRow) error {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		out[i] = append(append([]string(nil), r.Cells...), r.Scenario)

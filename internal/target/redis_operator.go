@@ -27,15 +27,16 @@ func (r *redis) operatorObjects() []client.Object {
 	if res := r.spec.Resources; res != nil {
 		kubernetesConfig["resources"] = toMap(res)
 	}
-	if ref := r.spec.PasswordSecretRef; ref != nil {
-		kubernetesConfig["redisSecret"] = map[string]any{"name": ref.Name, "key": ref.Key}
-	}
 	spec := map[string]any{
 		"kubernetesConfig":   kubernetesConfig,
 		"redisConfig":        map[string]any{"additionalRedisConfig": extra.Name},
 		"podSecurityContext": toMap(naming.PodSecurityContext()),
 		"securityContext":    operatorSecurityContext(),
-		"initContainer":      r.operatorInitContainer(),
+		"initContainer":      r.operatorInitContainer(false),
+	}
+	if ref := r.spec.PasswordSecretRef; ref != nil {
+		kubernetesConfig["redisSecret"] = map[string]any{"name": ref.Name, "key": ref.Key}
+		spec["readinessProbe"], spec["livenessProbe"] = operatorProbe(), operatorProbe()
 	}
 	if len(r.spec.NodeSelector) > 0 {
 		spec["nodeSelector"] = stringMap(r.spec.NodeSelector)
@@ -55,7 +56,7 @@ func (r *redis) operatorObjects() []client.Object {
 			"kubernetesConfig":   map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"},
 			"podSecurityContext": toMap(naming.PodSecurityContext()),
 			"securityContext":    operatorSecurityContext(),
-			"initContainer":      r.operatorInitContainer(),
+			"initContainer":      r.operatorInitContainer(true),
 			"redisSentinelConfig": map[string]any{
 				"redisReplicationName": naming.Name(o.Prefix, r.name),
 				"masterGroupName":      masterGroup,
@@ -85,13 +86,24 @@ func operatorSecurityContext() map[string]any {
 // operatorInitContainer gives the operator's config-writing init container (feature gate
 // GenerateConfigInInitContainer) our restricted security context: without one, namespaces
 // enforcing the restricted Pod Security Standard reject the pods and the target never starts.
-// Enabled stays false: that switch is for a user-supplied init container, not the config one.
-func (r *redis) operatorInitContainer() map[string]any {
-	return map[string]any{
+// Enabled switches on the operator's user init container, which runs after the config one:
+// with a password it is ours and quotes the password in the generated config
+// (operatorPasswordScript; sentinel: sentinel.conf), else it stays off.
+func (r *redis) operatorInitContainer(sentinel bool) map[string]any {
+	ic := map[string]any{
 		"enabled":         false,
 		"image":           r.image,
 		"securityContext": operatorSecurityContext(),
 	}
+	if ref := r.spec.PasswordSecretRef; ref != nil {
+		ic["enabled"], ic["imagePullPolicy"] = true, "IfNotPresent" // as the Redis container
+		ic["command"] = []any{"sh", "-c", operatorPasswordScript(sentinel)}
+		ic["env"] = []any{toMap(ptr.To(secretEnv(PasswordEnv, ref)))}
+		if res := r.spec.Resources; res != nil && !sentinel { // as the operator's config container
+			ic["resources"] = toMap(res)
+		}
+	}
+	return ic
 }
 
 // operatorResource is one redis-operator custom resource named prefix-suffix.

@@ -224,9 +224,8 @@ func TestProxyReadsOnReplicas(t *testing.T) {
 	// ${...} placeholders, awk's & and \ in replacements, non-ASCII.
 	const password = `p@ss:w/rd#&\1 ${HOME} "q" ünï 密码`
 	apply(t, ns, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: proxy-pw\ntype: Opaque\nstringData:\n  password: '"+password+"'\n")
-	// provider builtin: the subject is our proxy staging and replica reads. With auto, a suite
-	// that installed the OT redis-operator earlier (TestFaultMasterKillOperator) would get the
-	// operator's pods, which crash-loop on this password (a known, unfixed operator-path bug).
+	// provider builtin: the subject is our proxy staging and replica reads (the operator's
+	// pods with this password: TestRedisHAOperatorPassword).
 	m := runManifest("proxy", `    redis:
       mode: proxy
       engine: valkey
@@ -306,6 +305,37 @@ func TestHeTuOnRedis(t *testing.T) {
 // (g) an external target: an in-cluster Redis (deployed by the test) with a password in a Secret.
 func TestExternalRedisSecret(t *testing.T) {
 	ns := newNamespace(t, "external")
+	extRedis(t, ns)
+	m := runManifest("external", fmt.Sprintf(`    external:
+      kind: redis
+      addresses: ["ext-redis.%s.svc.cluster.local:6379"]
+      passwordSecretRef:
+        name: ext-redis
+        key: password`, ns), `
+    scenarios:
+    - name: get_128
+      type: redis.get
+      bodySize: 128
+    - name: set_128
+      type: redis.set
+      bodySize: 128`, 1, "OnSuccess")
+	succeed(t, ns, "external", m, []string{"get_128", "set_128"})
+	// The external Redis was really used (and, external, it is not ours to clean up).
+	pod := podNames(t, ns, "app=ext-redis")
+	if len(pod) == 1 {
+		info := redisCLI(t, ns, pod[0], "INFO", "commandstats")
+		t.Logf("external redis: get=%d set=%d", commandCalls(info, "get"), commandCalls(info, "set"))
+		if commandCalls(info, "get") == 0 || commandCalls(info, "set") == 0 {
+			t.Errorf("external redis saw no GET/SET")
+		}
+	}
+	mustKubectl(t, "", "-n", ns, "get", "deploy", "ext-redis")
+}
+
+// extRedis deploys the Redis an external target points at: Deployment and Service ext-redis
+// (ext-redis.<ns>.svc.cluster.local:6379), password e2e-s3cret in Secret ext-redis, key password.
+func extRedis(t *testing.T, ns string) {
+	t.Helper()
 	apply(t, ns, `apiVersion: v1
 kind: Secret
 metadata:
@@ -355,30 +385,6 @@ spec:
   ports: [{port: 6379, targetPort: 6379}]
 `)
 	mustKubectl(t, "", "-n", ns, "rollout", "status", "deploy/ext-redis", "--timeout=120s")
-	m := runManifest("external", fmt.Sprintf(`    external:
-      kind: redis
-      addresses: ["ext-redis.%s.svc.cluster.local:6379"]
-      passwordSecretRef:
-        name: ext-redis
-        key: password`, ns), `
-    scenarios:
-    - name: get_128
-      type: redis.get
-      bodySize: 128
-    - name: set_128
-      type: redis.set
-      bodySize: 128`, 1, "OnSuccess")
-	succeed(t, ns, "external", m, []string{"get_128", "set_128"})
-	// The external Redis was really used (and, external, it is not ours to clean up).
-	pod := podNames(t, ns, "app=ext-redis")
-	if len(pod) == 1 {
-		info := redisCLI(t, ns, pod[0], "INFO", "commandstats")
-		t.Logf("external redis: get=%d set=%d", commandCalls(info, "get"), commandCalls(info, "set"))
-		if commandCalls(info, "get") == 0 || commandCalls(info, "set") == 0 {
-			t.Errorf("external redis saw no GET/SET")
-		}
-	}
-	mustKubectl(t, "", "-n", ns, "get", "deploy", "ext-redis")
 }
 
 // (h) Redis HA with the builtin provider (master + replica + 3 sentinels), 2 runners.
