@@ -30,7 +30,7 @@ func kubectl(stdin string, args ...string) (string, error) {
 	cmd.Stderr = &errb
 	err := cmd.Run()
 	if err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
 }
@@ -292,7 +292,7 @@ func killK6(t *testing.T, ns, pod string) string {
 			}
 			dir := filepath.Dir(c)
 			cg, err := os.ReadFile(filepath.Join(dir, "cgroup"))
-			if err != nil || !(strings.Contains(string(cg), uid) || strings.Contains(string(cg), uidU)) {
+			if err != nil || (!strings.Contains(string(cg), uid) && !strings.Contains(string(cg), uidU)) {
 				continue
 			}
 			pid, _ := strconv.Atoi(filepath.Base(dir))

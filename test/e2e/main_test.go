@@ -109,14 +109,14 @@ func setupLocalCluster() error {
 	if len(missing) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: building missing images %v (cold: see hack/local-cluster/TIMINGS.md)\n", missing)
 		if out, err := sh(repoRoot, "hack/images/build.sh", missing...); err != nil {
-			return fmt.Errorf("hack/images/build.sh: %v\n%s", err, out)
+			return fmt.Errorf("hack/images/build.sh: %w\n%s", err, out)
 		}
 		metric("images-build", "%.1fs", time.Since(t).Seconds())
 	}
 	t = time.Now()
 	out, err := shStdout(repoRoot, "hack/local-cluster/cluster.sh", "up")
 	if err != nil {
-		return fmt.Errorf("cluster.sh up: %v\n%s", err, out)
+		return fmt.Errorf("cluster.sh up: %w\n%s", err, out)
 	}
 	kc := ""
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -127,7 +127,9 @@ func setupLocalCluster() error {
 	if kc == "" {
 		kc = filepath.Join(cacheDir, "cluster", "kubeconfig", "admin.kubeconfig")
 	}
-	os.Setenv("KUBECONFIG", kc)
+	if err := os.Setenv("KUBECONFIG", kc); err != nil {
+		return err
+	}
 	metric("cluster-up", "%.1fs", time.Since(t).Seconds())
 	// A rebuilt image with the same tag is imported by cluster.sh load (up does it too).
 	return nil
