@@ -229,7 +229,12 @@ func (o *openLoop) finish() OpenResult {
 	var res OpenResult
 	sh.mu.Lock()
 	sh.rec.SetTargetRate(s.MeanRate())
-	if o.halted() {
+	if o.halted() { // the mean rate of what was scheduled before the stop
+		var due int64
+		for k := range s.Segments() {
+			due += s.DueBefore(k, elapsed)
+		}
+		sh.rec.SetTargetRate(float64(due) / max(elapsed.Seconds(), 1e-3))
 		sh.rec.SetSearchStop(o.stopStep, o.stopWhy)
 	}
 	for k, g := range s.Segments() {

@@ -6,6 +6,8 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/v2/js/common"
 	"google.golang.org/grpc/codes"
+
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // The open model (RunOpen) for the workloads beyond Redis commands and tcp.echo: each
@@ -226,3 +228,7 @@ func (w *ycsbWorkload) jsOpen(c sobek.FunctionCall) sobek.Value {
 	}
 	return runOpenJS(m, cfg)
 }
+
+// Document is the result document of everything recorded in this process so far, as runner
+// (what the benchrun output writes at the end): for tests of the extensions built on RunOpen.
+func Document(runner string) (*results.Document, error) { return recorders.document(runner) }
