@@ -205,9 +205,16 @@ type SearchResult struct {
 	Rule string `json:"rule,omitempty"`
 	// BestRate is the highest step rate (calls/s) that met the rule; 0 when none did.
 	BestRate float64 `json:"bestRate"`
-	// Steps are the steps in order.
+	// Steps are the steps that ran, in order.
 	// +kubebuilder:validation:MaxItems=15
 	Steps []SearchStepResult `json:"steps"`
+	// StoppedAfter is the step (1-based) after which the search stopped early because the
+	// rule was broken (arrival.search.stopAfter); absent when every step ran.
+	// +optional
+	StoppedAfter int32 `json:"stoppedAfter,omitempty"`
+	// StopReason says why it stopped, e.g. "step-04: p99 945.41 ms > 100ms".
+	// +optional
+	StopReason string `json:"stopReason,omitempty"`
 }
 
 // SearchStepResult is one step of a saturation search.
@@ -228,4 +235,8 @@ type SearchStepResult struct {
 	Dropped int64 `json:"dropped,omitempty"`
 	// Passed tells whether the step met the rule.
 	Passed bool `json:"passed"`
+	// Cut marks a step begun before the search stopped: it ran only until the stop (or on
+	// some runners only) and never counts as meeting the rule.
+	// +optional
+	Cut bool `json:"cut,omitempty"`
 }
