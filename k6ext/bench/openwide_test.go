@@ -71,7 +71,7 @@ func summarize(s results.Scenario) results.ScenarioSummary {
 // rate is within 1 % of the target and nothing fails; with a 1 s pause mid-run the corrected
 // p99 shows the stall while the service-time p99 does not; with 2 workers and the server
 // stopped through the end, the calls no worker could start are counted dropped.
-func checkOpenWorkload(t *testing.T, name string, base OpenConfig, pause func(from, to time.Duration)) {
+func checkOpenWorkload(t *testing.T, name string, base OpenConfig, pause func(from, to time.Duration) <-chan struct{}) {
 	t.Run("rate", func(t *testing.T) {
 		cfg := base
 		cfg.Scenario, cfg.Schedule, cfg.MaxVUs = name+"_rate", constant(1000, 3*time.Second), 8
@@ -110,8 +110,9 @@ func checkOpenWorkload(t *testing.T, name string, base OpenConfig, pause func(fr
 	t.Run("dropped", func(t *testing.T) {
 		cfg := base
 		cfg.Scenario, cfg.Schedule, cfg.MaxVUs = name+"_dropped", constant(500, 2*time.Second), 2
-		pause(time.Second, 3*time.Second) // stopped through the scenario's end
+		resumed := pause(time.Second, 3*time.Second) // stopped through the scenario's end
 		res, s := runOpenScenario(t, cfg)
+		<-resumed
 		t.Logf("%s: dropped %d of 1000, calls %d", name, res.Dropped, res.Calls)
 		if res.Calls+res.Dropped != 1000 || s.Dropped != res.Dropped || res.Dropped < 400 || res.Dropped > 550 {
 			t.Errorf("calls %d + dropped %d (recorded %d); want 1000 with about 500 dropped", res.Calls, res.Dropped, s.Dropped)
@@ -119,15 +120,19 @@ func checkOpenWorkload(t *testing.T, name string, base OpenConfig, pause func(fr
 	})
 }
 
-// pauser returns pause(from, to) for a process: SIGSTOP at from, SIGCONT at to (from now).
-func pauser(p *os.Process) func(from, to time.Duration) {
-	return func(from, to time.Duration) {
+// pauser returns pause(from, to) for a process: SIGSTOP at from, SIGCONT at to (from now);
+// the channel is closed once the process was continued.
+func pauser(p *os.Process) func(from, to time.Duration) <-chan struct{} {
+	return func(from, to time.Duration) <-chan struct{} {
+		done := make(chan struct{})
 		go func() {
+			defer close(done)
 			time.Sleep(from)
 			_ = p.Signal(syscall.SIGSTOP)
 			time.Sleep(to - from)
 			_ = p.Signal(syscall.SIGCONT)
 		}()
+		return done
 	}
 }
 

@@ -41,8 +41,9 @@ func TestArgTemplates(t *testing.T) {
 }
 
 // hetuPauser returns pause(from, to) for the HeTu server on addr: SIGSTOP, at from, every
-// process under hack/hetu-server.sh's unshare (the server and its workers), SIGCONT at to.
-func hetuPauser(t *testing.T, addr string) func(from, to time.Duration) {
+// process under hack/hetu-server.sh's unshare (the server and its workers), SIGCONT at to;
+// the channel is closed once they were continued.
+func hetuPauser(t *testing.T, addr string) func(from, to time.Duration) <-chan struct{} {
 	cache := os.Getenv("BENCHRUN_CACHE")
 	if cache == "" {
 		home, _ := os.UserHomeDir()
@@ -60,13 +61,16 @@ func hetuPauser(t *testing.T, addr string) func(from, to time.Duration) {
 		}
 	}
 	t.Cleanup(func() { signal(syscall.SIGCONT) })
-	return func(from, to time.Duration) {
+	return func(from, to time.Duration) <-chan struct{} {
+		done := make(chan struct{})
 		go func() {
+			defer close(done)
 			time.Sleep(from)
 			signal(syscall.SIGSTOP)
 			time.Sleep(to - from)
 			signal(syscall.SIGCONT)
 		}()
+		return done
 	}
 }
 
@@ -171,9 +175,10 @@ func TestOpenModelHeTu(t *testing.T) {
 		}
 	})
 	t.Run("dropped", func(t *testing.T) {
-		pause(time.Second, 3*time.Second)
+		resumed := pause(time.Second, 3*time.Second)
 		res, s, _ := runOpen(t, bench.OpenConfig{Scenario: "hetu_dropped", Type: "hetu.hello_world", Schedule: schedule(t, 200, 2*time.Second),
 			MaxVUs: 2, Caller: caller("hello_world")})
+		<-resumed
 		t.Logf("dropped %d of 400, calls %d", res.Dropped, res.Calls)
 		if res.Calls+res.Dropped != 400 || s.Dropped != res.Dropped || res.Dropped < 160 || res.Dropped > 220 {
 			t.Errorf("calls %d + dropped %d (recorded %d); want 400 with about 200 dropped", res.Calls, res.Dropped, s.Dropped)
