@@ -169,7 +169,7 @@ func ycsbWorkloadFor(t *testing.T, addr string, n int64) *ycsbWorkload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	for i := range n {
 		c.WriteCommand(w.insertArgs(i)...)
 	}
