@@ -64,3 +64,34 @@ func TestOpenModelSearchStopsEarly(t *testing.T) {
 		t.Errorf("calls %d + dropped %d: the schedule after the stop was counted", res.Calls, res.Dropped)
 	}
 }
+
+// With SearchStop.After 2 a single failing step does not stop the search; two in a row do.
+// Steps of 1 s against the DEBUG SLEEP 0.002 server (< 500/s): 50/s passes, 1600/s fails
+// (calls dropped), 50/s passes again (the count restarts), 1600/s twice fails: the search
+// stops after step 5, step 6 is cut and step 7 never runs.
+func TestOpenModelSearchStopAfterTwo(t *testing.T) {
+	addr, _ := pausedRedis(t, "--enable-debug-command", "yes")
+	var segs []Segment
+	for i, rate := range []float64{50, 1600, 50, 1600, 1600, 1600, 1600} {
+		segs = append(segs, Segment{From: rate, To: rate, Duration: time.Second, Step: i + 1})
+	}
+	sched, err := NewSchedule(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onePct := 1.0
+	cfg := OpenConfig{Scenario: "open_search_after2", Type: "redis.debug", Schedule: sched, MaxVUs: 16,
+		Args: []string{"DEBUG", "SLEEP", "0.002"}, Redis: RedisOptions{Addr: addr},
+		Stop: &SearchStop{Rule: results.SearchRule{MaxErrorPercent: &onePct}, After: 2}}
+	_, s := runOpenScenario(t, cfg)
+	if s.SearchStop == nil || s.SearchStop.AfterStep != 5 || !strings.HasPrefix(s.SearchStop.Reason, "step-05: (errors+dropped) ") {
+		t.Fatalf("stop %+v, want after step 5 (the second failing step in a row)", s.SearchStop)
+	}
+	var names []string
+	for _, op := range s.Operations {
+		names = append(names, op.Name)
+	}
+	if strings.Join(names, ",") != "step-01,step-02,step-03,step-04,step-05,step-06" {
+		t.Errorf("steps recorded %v, want 1 to 6 (6 cut, 7 never begun)", names)
+	}
+}
