@@ -209,7 +209,12 @@ func TestRunOpenHeTu(t *testing.T) {
 	if code := c.run(t); code != 0 {
 		t.Fatalf("exit code %d\n%s", code, c.stdout.String())
 	}
-	completeDoc(t, out, 3)
+	doc := completeDoc(t, out, 3)
+	for i, typ := range []string{"hetu.hello_world", "hetu.exchange_data", "hetu.just_get"} { // as the closed loop records them
+		if doc.Scenarios[i].Type != typ {
+			t.Errorf("%s: type %q, want %q", doc.Scenarios[i].Name, doc.Scenarios[i].Type, typ)
+		}
+	}
 	sum := readSummary(t, out)
 	for i, rate := range []float64{300, 100, 100} {
 		checkRate(t, sum.Scenarios[i], rate)

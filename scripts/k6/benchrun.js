@@ -371,7 +371,7 @@ function hetuOpenCall(s) {
  */
 function openOther(s) {
   if (s.type.startsWith('hetu.')) {
-    const o = Object.assign(openOpts(s, TARGET.hetu.addrs), hetuOpenCall(s), { keySpace: s.keySpace, type: s.type });
+    const o = Object.assign(openOpts(s, TARGET.hetu.addrs), hetuOpenCall(s), { keySpace: s.keySpace }); // recorded as hetu.<rpc>, as callN does
     return h().open(o).calls;
   }
   switch (s.type) {
