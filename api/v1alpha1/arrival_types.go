@@ -70,8 +70,9 @@ type ArrivalStage struct {
 // SearchSpec is a saturation search: step i (0-based) runs at startRate × factor^i (or
 // startRate + i × step) calls per timeUnit for stepDuration; a step meets the stop rule when
 // its corrected p99 is at most maxP99 and its failed plus dropped calls are at most
-// maxErrorPercent of its calls. All maxSteps steps run; the report gives every step and the
-// highest rate that met the rule.
+// maxErrorPercent of its calls. The search stops at the first step that breaks the rule
+// (stopAfter: after that many in a row; 0 runs all maxSteps steps); the report gives every
+// step that ran, why the search stopped and the highest rate that met the rule.
 // +kubebuilder:validation:XValidation:rule="has(self.factor) != has(self.step)",message="arrival.search needs exactly one of factor (multiply the rate each step) or step (add to it)"
 // +kubebuilder:validation:XValidation:rule="has(self.maxP99) || has(self.maxErrorPercent)",message="arrival.search needs a stop rule: maxP99 and/or maxErrorPercent"
 type SearchSpec struct {
@@ -112,12 +113,21 @@ type SearchSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	MaxErrorPercent *float64 `json:"maxErrorPercent,omitempty"`
+	// StopAfter ends the search once this many steps in a row broke the stop rule (default 1:
+	// at the first such step; 0 runs every step). Each runner judges its own calls right
+	// after each step; the steps not run are not in the report, which says why it stopped.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=15
+	// +optional
+	StopAfter *int32 `json:"stopAfter,omitempty"`
 }
 
 // Defaults of ArrivalSpec and SearchSpec fields left unset.
 const (
 	// DefaultArrivalMaxVUs is arrival.maxVUs when unset.
 	DefaultArrivalMaxVUs = 100
+	// DefaultSearchStopAfter is arrival.search.stopAfter when unset.
+	DefaultSearchStopAfter = 1
 	// DefaultSearchMaxSteps is arrival.search.maxSteps when unset.
 	DefaultSearchMaxSteps = 8
 )
@@ -195,9 +205,16 @@ type SearchResult struct {
 	Rule string `json:"rule,omitempty"`
 	// BestRate is the highest step rate (calls/s) that met the rule; 0 when none did.
 	BestRate float64 `json:"bestRate"`
-	// Steps are the steps in order.
+	// Steps are the steps that ran, in order.
 	// +kubebuilder:validation:MaxItems=15
 	Steps []SearchStepResult `json:"steps"`
+	// StoppedAfter is the step (1-based) after which the search stopped early because the
+	// rule was broken (arrival.search.stopAfter); absent when every step ran.
+	// +optional
+	StoppedAfter int32 `json:"stoppedAfter,omitempty"`
+	// StopReason says why it stopped, e.g. "step-04: p99 945.41 ms > 100ms".
+	// +optional
+	StopReason string `json:"stopReason,omitempty"`
 }
 
 // SearchStepResult is one step of a saturation search.
@@ -218,4 +235,8 @@ type SearchStepResult struct {
 	Dropped int64 `json:"dropped,omitempty"`
 	// Passed tells whether the step met the rule.
 	Passed bool `json:"passed"`
+	// Cut marks a step begun before the search stopped: it ran only until the stop (or on
+	// some runners only) and never counts as meeting the rule.
+	// +optional
+	Cut bool `json:"cut,omitempty"`
 }

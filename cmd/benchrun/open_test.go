@@ -35,11 +35,13 @@ spec:
       redisCommand: {command: "DEBUG SLEEP 0.002"}
       arrival:
         maxVUs: 16
-        search: {startRate: 100, factor: 2, stepDuration: 2s, maxSteps: 4, maxP99: 100ms, maxErrorPercent: 1}
+        search: {startRate: 100, factor: 2, stepDuration: 2s, maxSteps: 4, maxP99: 100ms, maxErrorPercent: 1, stopAfter: 0}
 `
 
 // TestRunOpenModel runs an arrival-rate scenario and a saturation search with two k6 runners
 // against a real redis-server whose DEBUG SLEEP 0.002 calls saturate it below 500 calls/s.
+// The search runs every step (stopAfter: 0), so the table always has the plateau step;
+// TestRunOpenSearchStopsEarly covers the early stop.
 func TestRunOpenModel(t *testing.T) {
 	needRedis(t)
 	file := writeFile(t, "run.yaml", openRun)

@@ -14,6 +14,18 @@ type Arrival struct {
 	Segments []ArrivalSegment `json:"segments"`
 	// MaxVUs is the number of connections (workers) of this runner.
 	MaxVUs int `json:"maxVUs"`
+	// Stop, for a saturation search, ends it early (k6x/benchrun SearchStop).
+	Stop *ArrivalStop `json:"stop,omitempty"`
+}
+
+// ArrivalStop is a saturation search's stop rule, judged by each runner on its own calls.
+type ArrivalStop struct {
+	// MaxP99Ms is the highest corrected p99 of a step in milliseconds (0: no latency rule).
+	MaxP99Ms float64 `json:"maxP99Ms,omitempty"`
+	// MaxErrorPercent is the highest share of failed and dropped calls (nil: no error rule).
+	MaxErrorPercent *float64 `json:"maxErrorPercent,omitempty"`
+	// After is how many steps in a row must break the rule.
+	After int `json:"after"`
 }
 
 // ArrivalSegment is a linear piece of the rate (From == To: constant).
@@ -60,6 +72,7 @@ func arrivalFor(a *v1alpha1.ArrivalSpec, d time.Duration, index, count int) *Arr
 			r := perSecond(rate)
 			out.Segments = append(out.Segments, ArrivalSegment{From: r, To: r, DurationMs: a.Search.StepDuration.Milliseconds(), Step: i + 1})
 		}
+		out.Stop = searchStop(a.Search)
 	default:
 		from := 0.0
 		for _, st := range a.Stages {
@@ -69,6 +82,22 @@ func arrivalFor(a *v1alpha1.ArrivalSpec, d time.Duration, index, count int) *Arr
 		}
 	}
 	return out
+}
+
+// searchStop is a search's early stop (nil with stopAfter 0).
+func searchStop(s *v1alpha1.SearchSpec) *ArrivalStop {
+	after := v1alpha1.DefaultSearchStopAfter
+	if s.StopAfter != nil {
+		after = int(*s.StopAfter)
+	}
+	if after < 1 {
+		return nil
+	}
+	st := &ArrivalStop{After: after, MaxErrorPercent: s.MaxErrorPercent}
+	if s.MaxP99 != nil {
+		st.MaxP99Ms = float64(s.MaxP99.Microseconds()) / 1000
+	}
+	return st
 }
 
 // searchRules are the stop rules of the run's saturation searches, by scenario name.

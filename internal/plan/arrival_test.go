@@ -56,6 +56,9 @@ func TestArrivalSplitExactly(t *testing.T) {
 		if g := search.Arrival.Segments; len(g) != 3 || g[2].Step != 3 || g[0].From != g[0].To {
 			t.Errorf("runner %d search segments %+v", i, g)
 		}
+		if st := search.Arrival.Stop; st == nil || st.After != 1 || st.MaxP99Ms != 10 || st.MaxErrorPercent != nil || r.Arrival.Stop != nil {
+			t.Errorf("runner %d search stop %+v (rate's %+v): want after 1, p99 10 ms, only on the search", i, st, r.Arrival.Stop)
+		}
 		sums[0] += r.Arrival.Segments[0].From
 		sums[1] += ramp.Arrival.Segments[0].To
 		sums[2] += ramp.Arrival.Segments[1].From
@@ -70,5 +73,11 @@ func TestArrivalSplitExactly(t *testing.T) {
 	}
 	if r := SummaryOptions(run).Search["search"]; r.MaxP99 != 10*time.Millisecond || r.MaxErrorPercent != nil {
 		t.Errorf("search rule %+v", r)
+	}
+	// stopAfter 0 runs every step: no early stop in the plan
+	zero := int32(0)
+	run.Spec.Load.Scenarios[2].Arrival.Search.StopAfter = &zero
+	if st := arrivalFor(run.Spec.Load.Scenarios[2].Arrival, 12*time.Second, 0, 1).Stop; st != nil {
+		t.Errorf("stopAfter 0: stop %+v, want none", st)
 	}
 }

@@ -93,6 +93,9 @@ type Scenario struct {
 	// TargetRate is an open-model scenario's intended rate in calls per second (summed over
 	// runners; the mean rate of a ramping scenario).
 	TargetRate float64 `json:"targetRate,omitempty"`
+	// SearchStop says a saturation search ended early: the first search step after which a
+	// runner stopped because its steps broke the stop rule (merged: the earliest runner's), and why.
+	SearchStop *SearchStop `json:"searchStop,omitempty"`
 	// Operations break the calls down by operation (e.g. YCSB read, update, insert): each is
 	// a scenario of its own (Name is the operation) without Operations, ServerCalls, VUs,
 	// Command or BodySize. Every call in an operation is also counted in the scenario.

@@ -157,6 +157,10 @@ func cloneScenario(s Scenario) Scenario {
 		h.Buckets = slices.Clone(h.Buckets)
 		s.ServiceTime = &h
 	}
+	if s.SearchStop != nil {
+		st := *s.SearchStop
+		s.SearchStop = &st
+	}
 	if s.Operations != nil {
 		ops := make([]Scenario, len(s.Operations))
 		for i, op := range s.Operations {

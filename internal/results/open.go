@@ -21,6 +21,7 @@ type openRecorder struct {
 	service    histRecorder
 	dropped    int64
 	targetRate float64
+	stop       *SearchStop
 }
 
 // histRecorder is a dense HDR histogram (the layout of Recorder's latency).
@@ -84,6 +85,20 @@ func (r *Recorder) RecordOpen(intended, sent, end time.Time, returnValue, errKin
 	r.openRec().service.record(end.Sub(sent))
 }
 
+// SearchStop tells that a saturation search ended early, after step AfterStep (1-based).
+type SearchStop struct {
+	// AfterStep is the last step that ran to its end: it (with the ones before it, when
+	// several failures in a row were needed) broke the stop rule.
+	AfterStep int `json:"afterStep"`
+	// Reason is why, e.g. "step-04: p99 212 ms > 10ms".
+	Reason string `json:"reason"`
+}
+
+// SetSearchStop records that r's saturation search stopped after step afterStep, and why.
+func (r *Recorder) SetSearchStop(afterStep int, reason string) {
+	r.openRec().stop = &SearchStop{AfterStep: afterStep, Reason: truncateValue(reason)}
+}
+
 // AddDropped counts n calls that were due but could not be started in time.
 func (r *Recorder) AddDropped(n int64) { r.openRec().dropped += n }
 
@@ -99,6 +114,10 @@ func (r *Recorder) openScenario(s *Scenario) {
 	h := r.open.service.histogram()
 	s.ServiceTime = &h
 	s.Dropped, s.TargetRate = r.open.dropped, r.open.targetRate
+	if r.open.stop != nil {
+		c := *r.open.stop
+		s.SearchStop = &c
+	}
 }
 
 // openOps adds the operations of a recorder without calls that carry open-model figures.
@@ -122,8 +141,11 @@ func (s *Scenario) validateOpen() error {
 	if math.IsNaN(s.TargetRate) || math.IsInf(s.TargetRate, 0) || s.TargetRate < 0 {
 		return fmt.Errorf("targetRate: %v is not a finite non-negative number", s.TargetRate)
 	}
+	if st := s.SearchStop; st != nil && (st.AfterStep < 1 || len(st.Reason) > MaxValueLength) {
+		return fmt.Errorf("searchStop: afterStep %d must be at least 1 and the reason at most %d bytes", st.AfterStep, MaxValueLength)
+	}
 	if s.ServiceTime == nil {
-		if s.Dropped != 0 || s.TargetRate != 0 {
+		if s.Dropped != 0 || s.TargetRate != 0 || s.SearchStop != nil {
 			return errors.New("serviceTime: missing although dropped or targetRate is set (an open-model scenario)")
 		}
 		return nil
@@ -167,6 +189,10 @@ func mergeOpen(acc, s *Scenario, accCalls int64) error {
 		out.Buckets = [][2]int64{}
 	}
 	acc.ServiceTime = &out
+	if st := s.SearchStop; st != nil && (acc.SearchStop == nil || st.AfterStep < acc.SearchStop.AfterStep) {
+		c := *st
+		acc.SearchStop = &c
+	}
 	acc.Dropped += s.Dropped
 	acc.TargetRate += s.TargetRate
 	return nil

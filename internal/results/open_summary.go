@@ -53,8 +53,12 @@ type SearchSummary struct {
 	BestRate float64 `json:"bestRate"`
 	// BestCPS is the achieved CPS of that step.
 	BestCPS float64 `json:"bestCPS"`
-	// Steps are the steps in order.
+	// Steps are the steps that ran, in order.
 	Steps []SearchStep `json:"steps"`
+	// StoppedAfter is the step after which the search stopped early because the rule was
+	// broken (0: it ran every step); StopReason says why.
+	StoppedAfter int    `json:"stoppedAfter,omitempty"`
+	StopReason   string `json:"stopReason,omitempty"`
 }
 
 // SearchStep is one step of a saturation search.
@@ -77,6 +81,9 @@ type SearchStep struct {
 	ServiceP99Ms float64 `json:"serviceP99Ms"`
 	// Passed tells whether the step met the rule (false too when no rule was given).
 	Passed bool `json:"passed"`
+	// Cut marks a step begun after the search stopped (on some runner): it ran only until
+	// the stop, or on some runners only; it never counts as meeting the rule.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // openSummary is the open-model summary of s, nil for a closed-model scenario.
@@ -102,6 +109,14 @@ func openSummary(s *Scenario, opts Options) *OpenSummary {
 	if hasRule {
 		o.Search.Rule = rule.String()
 	}
+	if st := s.SearchStop; st != nil {
+		o.Search.StoppedAfter, o.Search.StopReason = st.AfterStep, st.Reason
+		for i := range steps {
+			if steps[i].Name > StepName(st.AfterStep) {
+				steps[i].Cut, steps[i].Passed = true, false
+			}
+		}
+	}
 	for _, st := range steps {
 		if st.Passed && st.TargetRate > o.Search.BestRate {
 			o.Search.BestRate, o.Search.BestCPS = st.TargetRate, st.CPS
@@ -119,19 +134,33 @@ func searchStep(op *Scenario, rule SearchRule, hasRule bool, opts Options) Searc
 	if n := op.Calls + op.Dropped; n > 0 {
 		st.ErrorPercent = round2(float64(op.Errors+op.Dropped) * 100 / float64(n))
 	}
-	var p99us float64
 	if op.Calls > 0 {
 		l := latency(&op.Latency, op.Calls)
 		st.P50Ms, st.P99Ms = l.P50, l.P99
-		p99us = quantile(&op.Latency, op.Calls, 0.99)
 		if op.ServiceTime != nil {
 			st.ServiceP99Ms = latency(op.ServiceTime, op.Calls).P99
 		}
 	}
-	st.Passed = hasRule && op.Calls > 0 &&
-		(rule.MaxP99 <= 0 || p99us <= float64(rule.MaxP99.Microseconds())) &&
-		(rule.MaxErrorPercent == nil || float64(op.Errors+op.Dropped)*100 <= *rule.MaxErrorPercent*float64(op.Calls+op.Dropped))
+	if hasRule {
+		st.Passed, _ = rule.Check(op)
+	}
 	return st
+}
+
+// Check tells whether a step (op: its operation, Dropped counted) meets the rule, and when
+// not, why (e.g. "p99 212 ms > 10ms").
+func (r SearchRule) Check(op *Scenario) (ok bool, why string) {
+	if op.Calls == 0 {
+		return false, fmt.Sprintf("no call answered (%d dropped)", op.Dropped)
+	}
+	if p99us := quantile(&op.Latency, op.Calls, 0.99); r.MaxP99 > 0 && p99us > float64(r.MaxP99.Microseconds()) {
+		return false, fmt.Sprintf("p99 %s ms > %s", formatG(round2(p99us/1000)), r.MaxP99)
+	}
+	if r.MaxErrorPercent != nil && float64(op.Errors+op.Dropped)*100 > *r.MaxErrorPercent*float64(op.Calls+op.Dropped) {
+		pct := float64(op.Errors+op.Dropped) * 100 / float64(op.Calls+op.Dropped)
+		return false, fmt.Sprintf("(errors+dropped) %s %% > %s %%", formatG(round2(pct)), formatG(*r.MaxErrorPercent))
+	}
+	return true, ""
 }
 
 // openTable returns the open-model table of the scenarios run at an arrival rate, or nil.
@@ -165,6 +194,8 @@ func searchTable(s *SearchSummary) *table {
 		met := "no"
 		if st.Passed {
 			met = "yes"
+		} else if st.Cut {
+			met = "cut"
 		}
 		t.rows = append(t.rows, []string{st.Name, FormatThousands(st.TargetRate, 2), FormatThousands(st.CPS, 2),
 			formatG(st.P50Ms), formatG(st.P99Ms), formatG(st.ServiceP99Ms), formatInt(st.Calls), formatInt(st.Errors),
@@ -197,5 +228,9 @@ func writeOpenMarkdown(bw *bufio.Writer, scs []ScenarioSummary) {
 		}
 		fmt.Fprintf(bw, "\nSaturation Search %s (%s): %s\n\n", sc.Name, rule, best)
 		searchTable(s).write(bw)
+		if s.StoppedAfter > 0 {
+			fmt.Fprintf(bw, "\nThe search stopped after %s (%s); a step marked cut began before the stop and ran only until it.\n",
+				StepName(s.StoppedAfter), s.StopReason)
+		}
 	}
 }

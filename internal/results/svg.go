@@ -16,12 +16,18 @@ const (
 
 // RenderSearchSVG writes the latency-vs-throughput plot of a saturation search: one point per
 // step at (achieved CPS, corrected latency), p50 and p99 as two lines, the service-time p99 as
-// a dashed third, the highest rate meeting the rule marked. A small standalone SVG document.
+// a dashed third, the highest rate meeting the rule marked; steps cut by an early stop are
+// left out. A small standalone SVG document.
 func RenderSearchSVG(w io.Writer, sc ScenarioSummary) error {
 	if sc.Open == nil || sc.Open.Search == nil {
 		return fmt.Errorf("scenario %q is not a saturation search", sc.Name)
 	}
-	steps := sc.Open.Search.Steps
+	var steps []SearchStep // a cut step ran only until the search stopped: not a point of the curve
+	for _, st := range sc.Open.Search.Steps {
+		if !st.Cut {
+			steps = append(steps, st)
+		}
+	}
 	var maxX, maxY float64
 	for _, st := range steps {
 		maxX = max(maxX, st.CPS, st.TargetRate)

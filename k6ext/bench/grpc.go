@@ -350,6 +350,7 @@ func (m *Module) grpcJS(c sobek.FunctionCall) sobek.Value {
 	_ = out.Set("loop", func(c sobek.FunctionCall) sobek.Value {
 		return rt.ToValue(gc.Loop(m.vu.Context(), c.Argument(0).ToInteger(), m.recs.Current(GRPCScenarioType)))
 	})
+	_ = out.Set("open", func(c sobek.FunctionCall) sobek.Value { return openGRPC(m, o, c.Argument(0)) })
 	_ = out.Set("close", func(sobek.FunctionCall) sobek.Value {
 		gc.Close()
 		return sobek.Undefined()

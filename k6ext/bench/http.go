@@ -234,6 +234,7 @@ func (m *Module) httpJS(c sobek.FunctionCall) sobek.Value {
 	_ = out.Set("loop", func(c sobek.FunctionCall) sobek.Value {
 		return rt.ToValue(hc.Loop(m.vu.Context(), c.Argument(0).ToInteger(), m.recs.Current(HTTPScenarioType)))
 	})
+	_ = out.Set("open", func(c sobek.FunctionCall) sobek.Value { return openHTTP(m, o, c.Argument(0)) })
 	_ = out.Set("close", func(sobek.FunctionCall) sobek.Value {
 		hc.Close()
 		return sobek.Undefined()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/v2/js/common"
+	"go.k6.io/k6/v2/js/modules"
 	"go.k6.io/k6/v2/lib"
 
 	"github.com/benchrun/benchrun/internal/results"
@@ -46,6 +47,15 @@ type OpenConfig struct {
 	// Echo, when set, makes the calls tcp.echo messages (Echo.Pipeline is ignored: one message
 	// in flight per connection) instead of Redis commands.
 	Echo *EchoOptions
+	// Caller, when set, makes worker i's caller (its own connection) for any other workload
+	// (ycsb, http, grpc, hetu); Args, Redis and Echo are then unused. It gets the address of
+	// Addrs for worker i ("" when Addrs is empty).
+	Caller func(worker int, addr string) OpenCaller
+	// OpsByValue records each call also in the operation named by its return value (YCSB's
+	// read, update, insert, read-modify-write).
+	OpsByValue bool
+	// Stop, when set, ends a saturation search early: see SearchStop.
+	Stop *SearchStop
 }
 
 // OpenResult counts what an open loop did.
@@ -58,17 +68,24 @@ type openShard struct {
 	mu    sync.Mutex
 	rec   *results.Recorder
 	steps map[int]*results.Recorder
-	epoch int64 // live-metrics epoch of the last published snapshot
+	ops   map[string]*results.Recorder // by return value, with OpsByValue
+	epoch int64                        // live-metrics epoch of the last published snapshot
 }
 
 // openLoop is one running open-model scenario.
 type openLoop struct {
-	cfg     OpenConfig
-	ctx     context.Context
-	start   time.Time
-	next    atomic.Int64
-	started []atomic.Int64 // calls sent, per segment
-	shards  []*openShard
+	cfg      OpenConfig
+	ctx      context.Context
+	start    time.Time
+	next     atomic.Int64
+	started  []atomic.Int64 // calls sent, per segment
+	done     []atomic.Int64 // calls answered, per segment
+	shards   []*openShard
+	halt     chan struct{} // closed when a saturation search stops early (searchstop.go)
+	over     chan struct{} // closed when every worker returned
+	stopOff  time.Duration // offset of the early stop, set before halt is closed
+	stopStep int           // the step after which it stopped
+	stopWhy  string        // and why
 }
 
 // RunOpen runs an open-model scenario until its schedule ends or ctx is done: cfg.MaxVUs
@@ -77,12 +94,15 @@ type openLoop struct {
 // sent). A call that no worker started before its deadline (the schedule's end, or its step's
 // end in a search) is dropped: counted, never sent.
 func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
-	if cfg.Schedule == nil || cfg.MaxVUs < 1 || cfg.MaxVUs > MaxOpenVUs || (len(cfg.Args) == 0 && cfg.Echo == nil) {
+	if cfg.Schedule == nil || cfg.MaxVUs < 1 || cfg.MaxVUs > MaxOpenVUs || (len(cfg.Args) == 0 && cfg.Echo == nil && cfg.Caller == nil) {
 		return OpenResult{}, fmt.Errorf("open model: need a schedule, 1..%d maxVUs and a command", MaxOpenVUs)
 	}
-	o := &openLoop{cfg: cfg, ctx: ctx, started: make([]atomic.Int64, len(cfg.Schedule.Segments()))}
+	n := len(cfg.Schedule.Segments())
+	o := &openLoop{cfg: cfg, ctx: ctx, started: make([]atomic.Int64, n), done: make([]atomic.Int64, n),
+		halt: make(chan struct{}), over: make(chan struct{})}
 	for range min(cfg.MaxVUs, openShards) {
-		o.shards = append(o.shards, &openShard{rec: recorders.add(cfg.Scenario, cfg.Type), steps: map[int]*results.Recorder{}})
+		o.shards = append(o.shards, &openShard{rec: recorders.add(cfg.Scenario, cfg.Type), steps: map[int]*results.Recorder{},
+			ops: map[string]*results.Recorder{}})
 	}
 	// Every worker connects first; the schedule starts once all have tried, so no call's
 	// latency holds a connection set-up (a worker whose dial failed retries on its first call).
@@ -105,7 +125,11 @@ func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
 	ready.Wait()
 	o.start = time.Now()
 	close(begin)
+	judged := make(chan struct{})
+	go func() { defer close(judged); o.judge() }()
 	wg.Wait()
+	close(o.over)
+	<-judged
 	return o.finish(), nil
 }
 
@@ -125,14 +149,14 @@ func (o *openLoop) deadline(k int) time.Duration {
 
 // worker sends calls until the schedule ends, the context is done or a deadline passes.
 func (o *openLoop) worker(w *openWorker, sh *openShard) {
-	for o.ctx.Err() == nil {
+	for o.ctx.Err() == nil && !o.halted() {
 		i := o.next.Add(1) - 1
 		off, k, ok := o.cfg.Schedule.At(i)
 		if !ok {
 			return
 		}
 		due := o.start.Add(off)
-		if d := time.Until(due); d > 0 && !w.sleep(o.ctx, d) {
+		if d := time.Until(due); d > 0 && !w.sleep(o.ctx, o.halt, d) {
 			return
 		}
 		if time.Since(o.start) >= o.deadline(k) {
@@ -145,16 +169,35 @@ func (o *openLoop) worker(w *openWorker, sh *openShard) {
 		sent := time.Now()
 		val, kind := w.call(o.ctx)
 		end := time.Now()
-		sh.record(o.cfg.Schedule.Segments()[k].Step, due, sent, end, val, kind, w)
+		sh.record(o.cfg.Schedule.Segments()[k].Step, due, sent, end, val, kind, w, o.cfg.OpsByValue)
+		o.done[k].Add(1)
+	}
+}
+
+// halted tells whether a saturation search stopped early.
+func (o *openLoop) halted() bool {
+	select {
+	case <-o.halt:
+		return true
+	default:
+		return false
 	}
 }
 
 // record counts one call in the shard's recorder and its step's.
-func (sh *openShard) record(step int, due, sent, end time.Time, val, kind string, w *openWorker) {
+func (sh *openShard) record(step int, due, sent, end time.Time, val, kind string, w *openWorker, byValue bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.rec.RecordOpen(due, sent, end, val, kind)
-	sh.rec.AddBytes(w.c.bytes())
+	if byValue && val != "" {
+		op, ok := sh.ops[val]
+		if !ok {
+			op = sh.rec.Op(val)
+			sh.ops[val] = op
+		}
+		op.RecordOpen(due, sent, end, val, kind)
+	}
+	sh.rec.AddBytes(w.c.Bytes())
 	if step > 0 {
 		sh.step(step).RecordOpen(due, sent, end, val, kind)
 	}
@@ -179,11 +222,25 @@ func (sh *openShard) step(i int) *results.Recorder {
 func (o *openLoop) finish() OpenResult {
 	s := o.cfg.Schedule
 	elapsed := min(time.Since(o.start), s.Duration()) // calls due after an interruption are not dropped
+	if o.halted() {
+		elapsed = min(elapsed, o.stopOff)
+	}
 	sh := o.shards[0]
 	var res OpenResult
 	sh.mu.Lock()
 	sh.rec.SetTargetRate(s.MeanRate())
+	if o.halted() { // the mean rate of what was scheduled before the stop
+		var due int64
+		for k := range s.Segments() {
+			due += s.DueBefore(k, elapsed)
+		}
+		sh.rec.SetTargetRate(float64(due) / max(elapsed.Seconds(), 1e-3))
+		sh.rec.SetSearchStop(o.stopStep, o.stopWhy)
+	}
 	for k, g := range s.Segments() {
+		if k > 0 && s.SegmentEnd(k-1) >= elapsed && o.halted() {
+			break // never begun: the search stopped before
+		}
 		started := o.started[k].Load()
 		dropped := max(s.DueBefore(k, elapsed)-started, 0)
 		res.Calls += started
@@ -202,20 +259,23 @@ func (o *openLoop) finish() OpenResult {
 	return res
 }
 
-// openCaller is a worker's connection to the target: Redis commands or echo messages.
-type openCaller interface {
-	// dial connects unless connected and reports whether it is.
-	dial(ctx context.Context) bool
-	// call makes one call: the recorded return value, or the error kind.
-	call(ctx context.Context) (val, kind string)
-	// bytes returns (and resets) the bytes sent and received since the last call.
-	bytes() (sent, recv int64)
-	close()
+// OpenCaller is a worker's connection to the target (Redis commands, echo messages, HTTP
+// requests, gRPC calls, YCSB operations, HeTu RPCs). Each worker has its own: no method is
+// called concurrently.
+type OpenCaller interface {
+	// Dial connects unless connected and reports whether it is.
+	Dial(ctx context.Context) bool
+	// Call makes one call: the recorded return value, or the error kind.
+	Call(ctx context.Context) (val, kind string)
+	// Bytes returns (and resets) the bytes sent and received since the last call.
+	Bytes() (sent, recv int64)
+	// Close closes the connection; Call reconnects.
+	Close()
 }
 
 // openWorker is one worker: its connection and its timer.
 type openWorker struct {
-	c     openCaller
+	c     OpenCaller
 	timer *time.Timer // reused by sleep
 }
 
@@ -224,6 +284,9 @@ func newOpenWorker(cfg OpenConfig, i int) *openWorker {
 	addr := ""
 	if len(cfg.Addrs) > 0 {
 		addr = cfg.Addrs[i%len(cfg.Addrs)]
+	}
+	if cfg.Caller != nil {
+		return &openWorker{c: cfg.Caller(i, addr)}
 	}
 	if cfg.Echo != nil {
 		o := *cfg.Echo
@@ -240,16 +303,17 @@ func newOpenWorker(cfg OpenConfig, i int) *openWorker {
 }
 
 // dial connects the worker unless it is connected.
-func (w *openWorker) dial(ctx context.Context) bool { return w.c.dial(ctx) }
+func (w *openWorker) dial(ctx context.Context) bool { return w.c.Dial(ctx) }
 
 // call makes one call.
-func (w *openWorker) call(ctx context.Context) (val, kind string) { return w.c.call(ctx) }
+func (w *openWorker) call(ctx context.Context) (val, kind string) { return w.c.Call(ctx) }
 
 // close closes the worker's connection.
-func (w *openWorker) close() { w.c.close() }
+func (w *openWorker) close() { w.c.Close() }
 
-// sleep waits d on the worker's own timer (no allocation per call); false when ctx ended.
-func (w *openWorker) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d on the worker's own timer (no allocation per call); false when ctx ended or
+// halt was closed.
+func (w *openWorker) sleep(ctx context.Context, halt <-chan struct{}, d time.Duration) bool {
 	if w.timer == nil {
 		w.timer = time.NewTimer(d)
 	} else {
@@ -257,6 +321,9 @@ func (w *openWorker) sleep(ctx context.Context, d time.Duration) bool {
 	}
 	select {
 	case <-ctx.Done():
+		w.timer.Stop()
+		return false
+	case <-halt:
 		w.timer.Stop()
 		return false
 	case <-w.timer.C:
@@ -289,7 +356,8 @@ func newRedisCaller(cfg OpenConfig) *redisCaller {
 	return w
 }
 
-func (w *redisCaller) dial(ctx context.Context) bool {
+// Dial connects unless connected.
+func (w *redisCaller) Dial(ctx context.Context) bool {
 	if w.conn == nil {
 		c, err := DialRedis(ctx, w.cfg.Redis)
 		if err != nil {
@@ -301,8 +369,9 @@ func (w *redisCaller) dial(ctx context.Context) bool {
 	return true
 }
 
-func (w *redisCaller) call(ctx context.Context) (val, kind string) {
-	if !w.dial(ctx) {
+// Call makes one call.
+func (w *redisCaller) Call(ctx context.Context) (val, kind string) {
+	if !w.Dial(ctx) {
 		return "", "connect"
 	}
 	for _, h := range w.holes {
@@ -320,20 +389,22 @@ func (w *redisCaller) call(ctx context.Context) (val, kind string) {
 		r, err = w.conn.SkipReply()
 	}
 	if err != nil {
-		w.close() // redial on the next call
+		w.Close() // redial on the next call
 		return "", errKind(err)
 	}
 	return w.vals.replyStr(r)
 }
 
-func (w *redisCaller) bytes() (sent, recv int64) {
+// Bytes returns and resets the bytes moved.
+func (w *redisCaller) Bytes() (sent, recv int64) {
 	if w.conn == nil {
 		return 0, 0
 	}
 	return w.conn.Bytes()
 }
 
-func (w *redisCaller) close() {
+// Close closes the connection.
+func (w *redisCaller) Close() {
 	if w.conn != nil {
 		_ = w.conn.Close()
 		w.conn = nil
@@ -346,7 +417,8 @@ type echoCaller struct {
 	conn *EchoConn
 }
 
-func (e *echoCaller) dial(ctx context.Context) bool {
+// Dial connects unless connected.
+func (e *echoCaller) Dial(ctx context.Context) bool {
 	if e.conn == nil {
 		c, err := DialEcho(ctx, e.opts)
 		if err != nil {
@@ -358,8 +430,9 @@ func (e *echoCaller) dial(ctx context.Context) bool {
 	return true
 }
 
-func (e *echoCaller) call(ctx context.Context) (val, kind string) {
-	if !e.dial(ctx) {
+// Call makes one call.
+func (e *echoCaller) Call(ctx context.Context) (val, kind string) {
+	if !e.Dial(ctx) {
 		return "", "connect"
 	}
 	c := e.conn
@@ -374,20 +447,22 @@ func (e *echoCaller) call(ctx context.Context) (val, kind string) {
 		}
 	}
 	if err != nil {
-		e.close()
+		e.Close()
 		return "", echoErrKind(err)
 	}
 	return c.value, ""
 }
 
-func (e *echoCaller) bytes() (sent, recv int64) {
+// Bytes returns and resets the bytes moved.
+func (e *echoCaller) Bytes() (sent, recv int64) {
 	if e.conn == nil {
 		return 0, 0
 	}
 	return e.conn.Bytes()
 }
 
-func (e *echoCaller) close() {
+// Close closes the connection.
+func (e *echoCaller) Close() {
 	if e.conn != nil {
 		_ = e.conn.Close()
 		e.conn = nil
@@ -412,7 +487,7 @@ func (rc *redisClient) jsOpen(c sobek.FunctionCall) sobek.Value {
 
 // openConfig reads a redis client's open() argument.
 func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
-	cfg, obj, err := parseOpen(rc.m, arg)
+	cfg, obj, err := ParseOpen(rc.m.vu, arg)
 	if err != nil {
 		return cfg, err
 	}
@@ -431,11 +506,12 @@ func (rc *redisClient) openConfig(arg sobek.Value) (OpenConfig, error) {
 	return cfg, nil
 }
 
-// parseOpen reads what every client's open() takes: {segments: [{from, to, durationMs, step}],
-// maxVUs, type, addrs}; the scenario is the VU's current one.
-func parseOpen(m *Module, arg sobek.Value) (OpenConfig, map[string]any, error) {
-	ss := lib.GetScenarioState(m.vu.Context())
-	if ss == nil || m.vu.State() == nil {
+// ParseOpen reads what every client's open() takes: {segments: [{from, to, durationMs, step}],
+// maxVUs, type, addrs, stop}; the scenario is the VU's current one. It returns the argument
+// as a map too, for the client's own keys.
+func ParseOpen(vu modules.VU, arg sobek.Value) (OpenConfig, map[string]any, error) {
+	ss := lib.GetScenarioState(vu.Context())
+	if ss == nil || vu.State() == nil {
 		return OpenConfig{}, nil, errors.New("open: call it from a scenario's function")
 	}
 	obj, _ := arg.Export().(map[string]any)
@@ -456,14 +532,30 @@ func parseOpen(m *Module, arg sobek.Value) (OpenConfig, map[string]any, error) {
 	}
 	s, err := NewSchedule(plan)
 	cfg.Schedule = s
+	cfg.Stop = parseStop(obj["stop"])
 	return cfg, obj, err
+}
+
+// parseStop reads open()'s stop: {maxP99Ms, maxErrorPercent, after} (nil when absent or after < 1).
+func parseStop(v any) *SearchStop {
+	m, _ := v.(map[string]any)
+	if m == nil || num(m["after"]) < 1 {
+		return nil
+	}
+	st := &SearchStop{After: int(num(m["after"]))}
+	st.Rule.MaxP99 = time.Duration(flt(m["maxP99Ms"]) * float64(time.Millisecond))
+	if e, ok := m["maxErrorPercent"]; ok && e != nil {
+		p := flt(e)
+		st.Rule.MaxErrorPercent = &p
+	}
+	return st
 }
 
 // jsOpen is an echo client's open({segments, maxVUs, addrs}): client.open of Redis, sending
 // one message per call on each worker's own connection (no pipelining).
 func (ec *echoClient) jsOpen(c sobek.FunctionCall) sobek.Value {
 	rt := ec.m.vu.Runtime()
-	cfg, _, err := parseOpen(ec.m, c.Argument(0))
+	cfg, _, err := ParseOpen(ec.m.vu, c.Argument(0))
 	if err != nil {
 		common.Throw(rt, err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -21,7 +22,8 @@ type ycsbWorkload struct {
 	fieldCount, fieldLen int
 	read, update, rmw    float64 // cumulative proportions; the rest is insert
 	fields               []string
-	pool                 []byte // random printable bytes values are cut from
+	pool                 []byte     // random printable bytes values are cut from
+	rng                  *rand.Rand // the VU's (an open-model worker has its own copy)
 }
 
 // ycsbOptions are the JS options of client.ycsb().
@@ -83,7 +85,7 @@ func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 		common.Throw(rt, fmt.Errorf("ycsb: %w", err))
 	}
 	w := &ycsbWorkload{rc: rc, keyPrefix: o.prefix, keys: keys, fieldCount: o.fieldCount, fieldLen: o.fieldLength,
-		read: o.read / total, update: (o.read + o.update) / total, rmw: (o.read + o.update + o.rmw) / total}
+		read: o.read / total, update: (o.read + o.update) / total, rmw: (o.read + o.update + o.rmw) / total, rng: rc.m.rng}
 	for i := range o.fieldCount {
 		w.fields = append(w.fields, "field"+strconv.Itoa(i))
 	}
@@ -102,6 +104,7 @@ func (rc *redisClient) jsYCSB(c sobek.FunctionCall) sobek.Value {
 	_ = obj.Set("run", func(c sobek.FunctionCall) sobek.Value {
 		return rt.ToValue(w.run(c.Argument(0).ToInteger()))
 	})
+	_ = obj.Set("open", w.jsOpen)
 	return obj
 }
 
@@ -112,7 +115,7 @@ func (w *ycsbWorkload) key(prefix string, n int64) string {
 
 // value returns a random field value.
 func (w *ycsbWorkload) value() string {
-	off := w.rc.m.rng.IntN(len(w.pool) - w.fieldLen + 1)
+	off := w.rng.IntN(len(w.pool) - w.fieldLen + 1)
 	return string(w.pool[off : off+w.fieldLen])
 }
 
@@ -216,7 +219,7 @@ func (w *ycsbWorkload) run(n int64) int64 {
 // issue buffers the command of one random operation; a read-modify-write first reads the
 // record (waiting for the reply) and buffers the write.
 func (w *ycsbWorkload) issue(conn *Conn, recs *ycsbOps) (string, *results.Recorder, error) {
-	rng := w.rc.m.rng
+	rng := w.rng
 	p := rng.Float64()
 	switch {
 	case p < w.read:

@@ -78,6 +78,7 @@ func (m *Module) connect(c sobek.FunctionCall) sobek.Value {
 	obj := rt.NewObject()
 	_ = obj.Set("call", jc.jsCall)
 	_ = obj.Set("callN", jc.jsCallN)
+	_ = obj.Set("open", jc.jsOpen)
 	_ = obj.Set("subscribe", jc.jsSubscribe)
 	_ = obj.Set("unsubscribe", jc.jsUnsubscribe)
 	_ = obj.Set("pushes", jc.jsPushes)

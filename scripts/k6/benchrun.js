@@ -6,7 +6,8 @@
 //                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol},
 //                    grpc: {method, request, bodyField, metadata}, hetuCall: {rpc, args}, ycsb: {read, update, insert, recordCount, distribution}, params,
 //                    requests (this runner's share of a fixed count), command, dataSize,
-//                    arrival: {segments: [{from, to, durationMs, step}], maxVUs} (an open model)}],
+//                    arrival: {segments: [{from, to, durationMs, step}], maxVUs,
+//                    stop: {maxP99Ms, maxErrorPercent, after} (a search's early stop)} (an open model)}],
 //                    graceMs}
 //   BENCHRUN_TARGET  JSON {redis: {addrs, readAddrs, tls...}, hetu: {addrs, instance, layers},
 //                    tcp: {addrs, tls...}, http: {addrs, tls...}, grpc: {addrs, tls...}}
@@ -342,9 +343,65 @@ function openArgs(s) {
   }
 }
 
+/** What every client's open() takes: this runner's schedule, workers and search stop. */
+function openOpts(s, addrs) {
+  return { segments: s.arrival.segments, maxVUs: s.arrival.maxVUs, stop: s.arrival.stop || null, addrs };
+}
+
+/** The RPC and argument templates of an open-model hetu.* scenario (k6x/hetu ArgTemplate). */
+function hetuOpenCall(s) {
+  switch (s.type) {
+    case 'hetu.hello_world':
+      return { rpc: 'hello_world', args: [] };
+    case 'hetu.get':
+      return { rpc: 'just_get', args: ['__rand_int__'] };
+    case 'hetu.get_then_update':
+      return { rpc: 'upsert', args: ['__rand_int__'] };
+    case 'hetu.get2_update2':
+      return { rpc: 'exchange_data', args: ["'__rand_str3__'", '__rand_int__'] };
+    default:
+      return { rpc: s.hetuCall.rpc, args: s.hetuCall.args || [] };
+  }
+}
+
+/**
+ * The open model of the workloads other than Redis commands and tcp.echo: the same client
+ * the closed loop makes, whose open() runs the schedule with one connection per worker.
+ * Returns the calls made, or -1 when s is not one of them.
+ */
+function openOther(s) {
+  if (s.type.startsWith('hetu.')) {
+    const o = Object.assign(openOpts(s, TARGET.hetu.addrs), hetuOpenCall(s), { keySpace: s.keySpace }); // recorded as hetu.<rpc>, as callN does
+    return h().open(o).calls;
+  }
+  switch (s.type) {
+    case 'ycsb':
+      return client(s, false).ycsb(ycsbOptions(s)).open(openOpts(s, TARGET.redis.addrs)).calls;
+    case 'http':
+      return openWith(newHTTP(s), openOpts(s, TARGET.http.addrs));
+    case 'grpc':
+      return openWith(newGRPC(s), openOpts(s, TARGET.grpc.addrs));
+  }
+  return -1;
+}
+
+/** Runs c.open(o) and closes c (the workers have their own connections); returns the calls. */
+function openWith(c, o) {
+  try {
+    return c.open(o).calls;
+  } finally {
+    c.close();
+  }
+}
+
 // An arrival scenario (s.arrival: this runner's segments and maxVUs): runs until its schedule ends.
 export function open_loop() {
   const s = current();
+  const n = openOther(s);
+  if (n >= 0) {
+    calls.add(n);
+    return;
+  }
   if (s.type === 'tcp.echo') {
     const t = TARGET.tcp;
     const r = benchrun.echo({
@@ -354,7 +411,7 @@ export function open_loop() {
       tlsServerName: t.tlsServerName || '',
       tlsInsecure: !!t.tlsInsecure,
       tlsCA: CREDS.tlsCA,
-    }).open({ segments: s.arrival.segments, maxVUs: s.arrival.maxVUs, addrs: t.addrs });
+    }).open(openOpts(s, t.addrs));
     calls.add(r.calls);
     return;
   }
@@ -363,6 +420,7 @@ export function open_loop() {
   const r = client(s, read).open({
     segments: s.arrival.segments,
     maxVUs: s.arrival.maxVUs,
+    stop: s.arrival.stop || null,
     args: openArgs(s),
     type: s.type,
     addrs: read && t.readAddrs && t.readAddrs.length ? t.readAddrs : t.addrs, // workers spread round-robin
@@ -441,26 +499,29 @@ const vuHTTP = { name: '', client: null };
 
 export function http() {
   const s = current();
-  const hc = perScenario(vuHTTP, s, true, () => {
-    const t = TARGET.http;
-    const r = s.http || {};
-    return benchrun.http({
-      addr: pick(t.addrs),
-      method: r.method || 'GET',
-      path: r.path || '/',
-      headers: r.headers || {},
-      bodySize: s.bodySize > 0 ? s.bodySize : 0,
-      keepAlive: r.keepAlive !== false,
-      h2c: r.protocol === 'h2c',
-      tls: !!t.tls,
-      tlsServerName: t.tlsServerName || '',
-      tlsInsecure: !!t.tlsInsecure,
-      tlsCA: CREDS.tlsCA,
-    });
-  });
+  const hc = perScenario(vuHTTP, s, true, () => newHTTP(s));
   const n = intParam(s, 'batch', 20);
   hc.loop(n);
   calls.add(n);
+}
+
+/** An HTTP client for scenario s (to this VU's address). */
+function newHTTP(s) {
+  const t = TARGET.http;
+  const r = s.http || {};
+  return benchrun.http({
+    addr: pick(t.addrs),
+    method: r.method || 'GET',
+    path: r.path || '/',
+    headers: r.headers || {},
+    bodySize: s.bodySize > 0 ? s.bodySize : 0,
+    keepAlive: r.keepAlive !== false,
+    h2c: r.protocol === 'h2c',
+    tls: !!t.tls,
+    tlsServerName: t.tlsServerName || '',
+    tlsInsecure: !!t.tlsInsecure,
+    tlsCA: CREDS.tlsCA,
+  });
 }
 
 // ---- gRPC -------------------------------------------------------------------------------
@@ -471,25 +532,28 @@ const vuGRPC = { name: '', client: null };
 
 export function grpc() {
   const s = current();
-  const gc = perScenario(vuGRPC, s, true, () => {
-    const t = TARGET.grpc;
-    const g = s.grpc || {};
-    return benchrun.grpc({
-      addr: pick(t.addrs),
-      method: g.method,
-      request: g.request || '',
-      bodyField: g.bodyField || '',
-      bodySize: s.bodySize > 0 ? s.bodySize : 0,
-      metadata: g.metadata || {},
-      tls: !!t.tls,
-      tlsServerName: t.tlsServerName || '',
-      tlsInsecure: !!t.tlsInsecure,
-      tlsCA: CREDS.tlsCA,
-    });
-  });
+  const gc = perScenario(vuGRPC, s, true, () => newGRPC(s));
   const n = callsNow(s);
   if (n > 0) gc.loop(n);
   calls.add(n);
+}
+
+/** A gRPC client for scenario s (to this VU's address). */
+function newGRPC(s) {
+  const t = TARGET.grpc;
+  const g = s.grpc || {};
+  return benchrun.grpc({
+    addr: pick(t.addrs),
+    method: g.method,
+    request: g.request || '',
+    bodyField: g.bodyField || '',
+    bodySize: s.bodySize > 0 ? s.bodySize : 0,
+    metadata: g.metadata || {},
+    tls: !!t.tls,
+    tlsServerName: t.tlsServerName || '',
+    tlsInsecure: !!t.tlsInsecure,
+    tlsCA: CREDS.tlsCA,
+  });
 }
 
 // ---- HeTu -------------------------------------------------------------------------------
