@@ -104,6 +104,12 @@ type FaultStatus struct {
 	// +kubebuilder:validation:MaxItems=15
 	// +optional
 	CallsPerSecond []int64 `json:"callsPerSecond,omitempty"`
+	// Timeline is the per-second view of the fault's scenario from 5 s before the fault's
+	// second to 9 s after it: calls completed, errors and p99 latency per second (absent when
+	// the runners recorded no fault seconds, e.g. results of an older runner).
+	// +kubebuilder:validation:MaxItems=15
+	// +optional
+	Timeline []FaultSecond `json:"timeline,omitempty"`
 	// Failover is measured for faults on the Redis write path (the run's fault probe, see the
 	// README's "Fault injection"); absent when not measured.
 	// +optional

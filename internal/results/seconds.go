@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -251,4 +252,29 @@ func (s Second) P99Micros() int64 {
 		return 0
 	}
 	return int64(math.Round(quantile(&s.Latency, s.Calls, 0.99)))
+}
+
+// FaultWindowsEnv is the runner environment variable giving the faults' offsets from their
+// scenario's start, JSON {scenario: [offset ms, ...]} (set by the plan, read by k6's output).
+const FaultWindowsEnv = "BENCHRUN_FAULT_WINDOWS"
+
+// ParseFaultOffsets reads FaultWindowsEnv's value: at most 16 non-negative offsets per scenario
+// are kept; an empty value is no faults.
+func ParseFaultOffsets(v string) (map[string][]time.Duration, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var m map[string][]int64
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", FaultWindowsEnv, err)
+	}
+	out := make(map[string][]time.Duration, len(m))
+	for name, offs := range m {
+		for _, ms := range offs[:min(len(offs), 16)] {
+			if ms >= 0 && ms < math.MaxInt64/int64(time.Millisecond) {
+				out[name] = append(out[name], time.Duration(ms)*time.Millisecond)
+			}
+		}
+	}
+	return out, nil
 }

@@ -81,6 +81,9 @@ func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
 		return OpenResult{}, fmt.Errorf("open model: need a schedule, 1..%d maxVUs and a command", MaxOpenVUs)
 	}
 	o := &openLoop{cfg: cfg, ctx: ctx, started: make([]atomic.Int64, len(cfg.Schedule.Segments()))}
+	if ss := lib.GetScenarioState(ctx); ss != nil {
+		recorders.started(cfg.Scenario, ss.StartTime) // the fault windows count from it
+	}
 	for range min(cfg.MaxVUs, openShards) {
 		o.shards = append(o.shards, &openShard{rec: recorders.add(cfg.Scenario, cfg.Type), steps: map[int]*results.Recorder{}})
 	}
