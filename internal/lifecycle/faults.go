@@ -23,16 +23,26 @@ const (
 	FaultTimelineLen    = 15
 )
 
+// FaultEntry is the status entry of fault i before it is applied: its spec.
+func FaultEntry(i int, f v1alpha1.Fault) v1alpha1.FaultStatus {
+	fs := v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario, Action: f.Action, Role: f.Role, Offset: f.Offset.Duration.String()}
+	if f.Duration != nil {
+		fs.Duration = f.Duration.Duration.String()
+	}
+	return fs
+}
+
 // FaultNotApplied is the status entry of fault i that was never due before the load ended.
 func FaultNotApplied(i int, f v1alpha1.Fault) v1alpha1.FaultStatus {
-	return v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario, Action: f.Action, Role: f.Role,
-		Offset: f.Offset.Duration.String(), Outcome: v1alpha1.FaultNotApplied, Message: "the load ended before the fault was due"}
+	fs := FaultEntry(i, f)
+	fs.Outcome, fs.Message = v1alpha1.FaultNotApplied, "the load ended before the fault was due"
+	return fs
 }
 
 // MeasureFaults completes st.Faults once the results are merged: a NotApplied entry for each
 // fault of faults without one (sorted by index), and for each applied fault the calls started
 // per second (CallsPerSecond), the per-second timeline (Timeline) and, when failover is not
-// nil, failover(applied time in Unix ms).
+// nil, failover(fault time in Unix ms). A pause's fault time is its PausedTime when known.
 func MeasureFaults(st *v1alpha1.BenchmarkRunStatus, faults []v1alpha1.Fault, merged *results.Document,
 	failover func(int64) *v1alpha1.FailoverStatus) {
 	for i, f := range faults {
@@ -47,6 +57,9 @@ func MeasureFaults(st *v1alpha1.BenchmarkRunStatus, faults []v1alpha1.Fault, mer
 			continue
 		}
 		t := fs.AppliedTime.UnixMilli()
+		if fs.PausedTime != nil { // a pause: when the processes were actually stopped
+			t = fs.PausedTime.UnixMilli()
+		}
 		fs.CallsPerSecond = CallsAround(merged, fs.Scenario, t)
 		fs.Timeline = TimelineAround(merged, fs.Scenario, t)
 		if failover != nil {
@@ -133,10 +146,19 @@ func RenderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
 		if f.Outcome != v1alpha1.FaultApplied {
 			outcome += ": " + f.Message
 		}
+		action := string(f.Action)
+		if f.Duration != "" {
+			action += " " + f.Duration // a pause's duration
+		}
 		fmt.Fprintf(md, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.Index, f.Scenario, f.Offset,
-			f.Action, f.Role, f.Pod, applied, outcome, fo, failed, acked, lost)
+			action, f.Role, f.Pod, applied, outcome, fo, failed, acked, lost)
 	}
 	for _, f := range st.Faults {
+		if f.PausedTime != nil && f.ResumedTime != nil {
+			fmt.Fprintf(md, "\nFault %d: the server's processes were stopped from %s to %s (%v)\n", f.Index,
+				f.PausedTime.UTC().Format("15:04:05.000"), f.ResumedTime.UTC().Format("15:04:05.000"),
+				f.ResumedTime.Sub(f.PausedTime.Time).Round(time.Millisecond))
+		}
 		switch {
 		case len(f.Timeline) > 0:
 			renderFaultTimeline(md, f)
