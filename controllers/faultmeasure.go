@@ -20,7 +20,7 @@ func withFaultProbe(run *v1alpha1.BenchmarkRun, inv *plan.Invocation, index int)
 	if inv.Env == nil {
 		inv.Env = map[string]string{}
 	}
-	inv.Env[plan.EnvFaultProbe] = "benchrun:fault-probe:" + run.Name
+	inv.Env[plan.EnvFaultProbe] = lifecycle.FaultProbeKey(run.Name)
 }
 
 // measureFaults adds to status.faults what was measured around each applied fault

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -22,6 +23,17 @@ const (
 	FaultTimelineBefore = 5
 	FaultTimelineLen    = 15
 )
+
+// FaultProbeKey is the list the fault probe of a run appends its markers to.
+func FaultProbeKey(run string) string { return "benchrun:fault-probe:" + run }
+
+// FaultDue is when fault i of run is due: the load start + its scenario's start + its offset
+// (plan.ScenarioWindows); false when its scenario is not in the run.
+func FaultDue(run *v1alpha1.BenchmarkRun, i int, loadStart time.Time) (time.Time, bool) {
+	f := run.Spec.Faults[i]
+	w, ok := plan.ScenarioWindows(run)[f.Scenario]
+	return loadStart.Add(w.Start + f.Offset.Duration), ok
+}
 
 // FaultEntry is the status entry of fault i before it is applied: its spec.
 func FaultEntry(i int, f v1alpha1.Fault) v1alpha1.FaultStatus {
