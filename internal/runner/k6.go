@@ -74,7 +74,9 @@ func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
 }
 
 // status reads k6's execution status (lifecycle.K6Status).
-func (k *k6Process) status(ctx context.Context) (int, error) { return lifecycle.K6Status(ctx, k.address) }
+func (k *k6Process) status(ctx context.Context) (int, error) {
+	return lifecycle.K6Status(ctx, k.address)
+}
 
 // Start implements Load: PATCH /v1/status {paused: false} (lifecycle.K6Resume).
 func (k *k6Process) Start(ctx context.Context) error { return lifecycle.K6Resume(ctx, k.address) }
