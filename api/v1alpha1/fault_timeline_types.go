@@ -12,4 +12,7 @@ type FaultSecond struct {
 	Errors int64 `json:"errors"`
 	// P99Micros is their 99th percentile latency in microseconds (0 without calls).
 	P99Micros int64 `json:"p99Micros"`
+	// MaxMicros is the slowest of them in microseconds (0 without calls): in a closed loop a
+	// stall holds only the calls in flight, one per virtual user, too few to move the p99.
+	MaxMicros int64 `json:"maxMicros"`
 }

@@ -125,7 +125,7 @@ func TimelineAround(doc *results.Document, scenario string, t int64) []v1alpha1.
 	for k := range out {
 		rel := k - FaultTimelineBefore
 		s := results.SecondAt(sc.FaultSeconds, sec+int64(rel)*1000)
-		out[k] = v1alpha1.FaultSecond{Second: int32(rel), Calls: s.Calls, Errors: s.Errors, P99Micros: s.P99Micros()}
+		out[k] = v1alpha1.FaultSecond{Second: int32(rel), Calls: s.Calls, Errors: s.Errors, P99Micros: s.P99Micros(), MaxMicros: s.Latency.Max}
 	}
 	return out
 }
@@ -185,16 +185,16 @@ func RenderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
 func renderFaultTimeline(md *strings.Builder, f v1alpha1.FaultStatus) {
 	fmt.Fprintf(md, "\nFault %d (%s %s in %s), per second (0: the second it was applied in; calls and errors completed in the second):\n\n",
 		f.Index, f.Action, f.Role, f.Scenario)
-	md.WriteString("| second | calls | errors | p99 (ms) |\n|--:|--:|--:|--:|\n")
+	md.WriteString("| second | calls | errors | p99 (ms) | max (ms) |\n|--:|--:|--:|--:|--:|\n")
 	for _, s := range f.Timeline {
-		p99 := "-"
+		p99, slowest := "-", "-"
 		if s.Calls > 0 {
-			p99 = fmt.Sprintf("%.2f", float64(s.P99Micros)/float64(time.Millisecond/time.Microsecond))
+			p99, slowest = fmt.Sprintf("%.2f", float64(s.P99Micros)/1000), fmt.Sprintf("%.2f", float64(s.MaxMicros)/1000)
 		}
 		sec := fmt.Sprintf("%+d", s.Second)
 		if s.Second == 0 {
 			sec = "0 (fault)"
 		}
-		fmt.Fprintf(md, "| %s | %d | %d | %s |\n", sec, s.Calls, s.Errors, p99)
+		fmt.Fprintf(md, "| %s | %d | %d | %s | %s |\n", sec, s.Calls, s.Errors, p99, slowest)
 	}
 }

@@ -74,7 +74,7 @@ func TestFaultTimeline(t *testing.T) {
 	}
 	var md strings.Builder
 	RenderFaults(&md, &st)
-	for _, want := range []string{"| second | calls | errors | p99 (ms) |", "| -1 | 2000 | 0 | 0.50 |", "| 0 (fault) | 0 | 0 | - |", "NotApplied: the load ended"} {
+	for _, want := range []string{"| second | calls | errors | p99 (ms) | max (ms) |", "| -1 | 2000 | 0 | 0.50 | 0.50 |", "| 0 (fault) | 0 | 0 | - | - |", "NotApplied: the load ended"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, md.String())
 		}

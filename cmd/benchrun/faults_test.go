@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// faultRun is a Redis run with one pause of the master: redis target fields, load duration,
+// the pause's offset and duration.
+const faultRun = `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-fault
+spec:
+  target:
+    redis: {%s}
+  load:
+    workers: 2
+    tasksPerWorker: 2
+    duration: %s
+    scenarios:
+    - {name: set, type: redis.set, keySpace: 1000}
+  faults:
+  - {scenario: set, offset: %s, action: pause, duration: %s, role: master}
+`
+
+// readFaults reads faults.json of a local run, which must have n entries.
+func readFaults(t *testing.T, out string, n int) []v1alpha1.FaultStatus {
+	t.Helper()
+	var fs []v1alpha1.FaultStatus
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, faultsFile))), &fs); err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != n {
+		t.Fatalf("faults.json: %+v", fs)
+	}
+	return fs
+}
+
+// singlePauseRun pauses a single redis-server for 1 s, 3 s into each of two scenarios: a
+// closed loop (4 VUs) and an open model (2,000 calls/s).
+const singlePauseRun = `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-fault-single
+spec:
+  target:
+    redis: {mode: single}
+  load:
+    workers: 2
+    tasksPerWorker: 2
+    duration: 8s
+    scenarios:
+    - {name: set, type: redis.set, keySpace: 1000}
+    - {name: open, type: redis.set, keySpace: 1000, arrival: {rate: 2000, maxVUs: 64}}
+  faults:
+  - {scenario: set, offset: 3s, action: pause, duration: 1s, role: master}
+  - {scenario: open, offset: 3s, action: pause, duration: 1s, role: master}
+`
+
+// TestRunFaultPauseSingle: `benchrun run` pauses a single redis-server (SIGSTOP) for 1 s, 3 s
+// into each scenario; the per-second timelines around the pauses (merged from two k6 runners)
+// show the gap. Closed loop: the calls completed in the paused second collapse and the
+// slowest call of the seconds around it took the pause (too few calls, one per VU, to move the
+// p99). Open model: the calls due during the pause are answered after it, so the p99 (from each
+// call's intended start) of the second after the pause is about the pause. report.md has the
+// per-second tables.
+func TestRunFaultPauseSingle(t *testing.T) {
+	needRedis(t)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "run.yaml", singlePauseRun), "--runners", "2", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	faults := readFaults(t, out, 2)
+	for _, f := range faults {
+		if f.Outcome != v1alpha1.FaultApplied || f.PausedTime == nil || f.ResumedTime == nil || f.LateMs > 200 {
+			t.Fatalf("fault: %+v", f)
+		}
+		if d := f.ResumedTime.Sub(f.PausedTime.Time); d < time.Second || d > 1300*time.Millisecond {
+			t.Errorf("fault %d: paused for %s, want 1s", f.Index, d)
+		}
+		if len(f.Timeline) != 15 {
+			t.Fatalf("fault %d: timeline %+v", f.Index, f.Timeline)
+		}
+		t.Logf("fault %d timeline: %+v", f.Index, f.Timeline)
+		if before := f.Timeline[4]; before.Calls < 1000 || before.P99Micros > 100_000 || before.Errors > 0 {
+			t.Errorf("fault %d: the second before the pause: %+v", f.Index, before)
+		}
+	}
+	closed, open := faults[0].Timeline, faults[1].Timeline
+	if closed[5].Calls >= closed[4].Calls*3/4 {
+		t.Errorf("closed loop: the paused second completed %d calls, the one before %d", closed[5].Calls, closed[4].Calls)
+	}
+	if worst := max(closed[5].MaxMicros, closed[6].MaxMicros); worst < 900_000 || worst > 1_500_000 {
+		t.Errorf("closed loop: the slowest call around the pause took %d µs, want about 1 s", worst)
+	}
+	if p99 := max(open[5].P99Micros, open[6].P99Micros); p99 < 500_000 || p99 > 1_500_000 {
+		t.Errorf("open model: the p99 around the pause is %d µs, want most of 1 s", p99)
+	}
+	if md := mustRead(t, filepath.Join(out, "report.md")); !strings.Contains(md, "| second | calls | errors | p99 (ms) | max (ms) |") ||
+		!strings.Contains(md, "| 0 (fault) |") || !strings.Contains(md, "pause 1s") {
+		t.Errorf("report.md:\n%s", md)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestRunFaultPauseHAFailover: `benchrun run` of redis mode ha pauses the master for 9 s, longer
+// than the sentinels' down-after (5 s): they fail over, and the fault probe (benchrun writing
+// a marker through the master endpoint every 50 ms) measures the failover — writes fail from
+// the pause until the new master acknowledges one, well before the old master is continued.
+func TestRunFaultPauseHAFailover(t *testing.T) {
+	needRedis(t)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "run.yaml", fmt.Sprintf(faultRun, "mode: ha, replicas: 2, sentinels: 3", "20s", "3s", "9s")),
+		"--runners", "2", "--out-dir", out)
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	f := readFaults(t, out, 1)[0]
+	if f.Outcome != v1alpha1.FaultApplied || f.Failover == nil {
+		t.Fatalf("fault: %+v", f)
+	}
+	fo := f.Failover
+	t.Logf("failover: %+v; timeline: %+v", *fo, f.Timeline)
+	if !fo.Recovered || fo.Milliseconds < 5000 || fo.Milliseconds > 8500 || fo.FailedWrites == 0 || fo.AckedBefore < 20 || fo.LostBefore < 0 {
+		t.Errorf("failover: %+v, want recovered by the sentinels' failover (5 s down-after + election, before the 9 s pause ends)", *fo)
+	}
+	if len(f.Timeline) != 15 || f.Timeline[4].Calls == 0 {
+		t.Errorf("timeline: %+v", f.Timeline)
+	}
+	if md := mustRead(t, filepath.Join(out, "report.md")); !strings.Contains(md, "| 0 | set | 3s | pause 9s | master |") {
+		t.Errorf("report.md:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(out, "merged.json")); err != nil {
+		t.Error(err)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
