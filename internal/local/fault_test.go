@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +123,44 @@ func TestFaultsHAFollowMaster(t *testing.T) {
 		t.Errorf("replica role: %s, want %s", (*slot).addr, rt.replicas[0])
 	}
 	unlock()
+}
+
+// TestFaultsCustomEcho: a kill of a custom target (the real echo server) starts the same
+// command again on the same port, with the user's environment; the echo answers again.
+func TestFaultsCustomEcho(t *testing.T) {
+	bin := buildEchoServer(t)
+	spec := &v1alpha1.TargetSpec{Custom: &v1alpha1.CustomTarget{
+		Image: "benchrun.local/echo:dev", Command: []string{bin}, Args: []string{"-listen", "127.0.0.1:$(BENCHRUN_PORT_ECHO)"},
+		Ports: []v1alpha1.CustomPort{{Name: "echo", Port: 7007}}, ReadinessProbe: &v1alpha1.CustomProbe{TCPSocket: &v1alpha1.ProbePort{}},
+	}}
+	tg, err := New(spec, Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := StartWithin(ctx, tg, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tg.Stop() }()
+	ep := tg.Endpoints()[0].Address
+	before := tg.(*customTarget).proc.Pid()
+	if _, err := ApplyFault(ctx, tg, v1alpha1.FaultKill, v1alpha1.FaultRoleCustom, 0); err != nil {
+		t.Fatal(err)
+	}
+	if tg.(*customTarget).proc.Pid() == before {
+		t.Error("the killed process still holds the role")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", ep, time.Second)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the echo server did not come back on %s: %v", ep, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	echoOnce(t, ep, "again")
 }
