@@ -181,10 +181,11 @@ func faultReport(dir string, run *v1alpha1.BenchmarkRun, applied []v1alpha1.Faul
 }
 
 // releaseWithFaults waits until every runner's k6 initialized its VUs (started paused), within
-// timeouts.runnersReady, releases them together and starts applying the faults from then.
-func (l *localRun) releaseWithFaults() error {
+// timeouts.runnersReady, releases them together and starts applying the faults from then. An
+// interrupt (sigCtx) while waiting fails the start.
+func (l *localRun) releaseWithFaults(sigCtx context.Context) error {
 	timeout := lifecycle.RunnersReadyTimeout(l.run)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(sigCtx, timeout)
 	defer cancel()
 	for _, r := range l.runners {
 		for {
@@ -197,6 +198,9 @@ func (l *localRun) releaseWithFaults() error {
 			}
 			select {
 			case <-ctx.Done():
+				if sigCtx.Err() != nil {
+					return fmt.Errorf("interrupted while the k6 runners initialized")
+				}
 				return fmt.Errorf("k6 runner %d not ready within %s (spec.timeouts.runnersReady)", r.index, timeout)
 			case <-time.After(100 * time.Millisecond):
 			}

@@ -113,7 +113,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer func() { _ = l.target.Stop() }()
 
 	// 4. Start the runners.
-	if err := l.startRunners(); err != nil {
+	if err := l.startRunners(sigCtx); err != nil {
 		return l.fail(err)
 	}
 	defer stopRunners(l.runners)
@@ -279,7 +279,7 @@ func (l *localRun) provision(ctx, sigCtx context.Context) (code int, ok bool) {
 
 // startRunners plans each runner against the target's endpoints, materialises its scripts
 // in the output directory and starts its k6 process.
-func (l *localRun) startRunners() error {
+func (l *localRun) startRunners(sigCtx context.Context) error {
 	eps := l.target.Endpoints()
 	l.runners = make([]*runner, l.count)
 	for i := range l.count {
@@ -308,7 +308,7 @@ func (l *localRun) startRunners() error {
 		}
 	}
 	if paused {
-		return l.releaseWithFaults()
+		return l.releaseWithFaults(sigCtx)
 	}
 	return nil
 }
