@@ -71,6 +71,8 @@ type secondsRec struct {
 	windows []Window
 	lo, hi  int64 // the union's bounds, for a one-comparison test on the hot path
 	secs    map[int64]*secondRec
+	cur     *secondRec // the second of the last call, and its Unix second
+	curSec  int64
 }
 
 // SetWindows makes r keep per-second figures of the calls that complete within windows (at
@@ -88,7 +90,7 @@ func (r *Recorder) SetWindows(windows []Window) {
 	r.secs = s
 }
 
-// recordSecond counts a call that ended at endNs and took us µs, when endNs is in a window.
+// record counts a call that ended at endNs and took us µs, when endNs is in a window.
 func (s *secondsRec) record(endNs, us int64, failed bool) {
 	in := false
 	for _, w := range s.windows {
@@ -101,10 +103,13 @@ func (s *secondsRec) record(endNs, us int64, failed bool) {
 		return
 	}
 	sec := floorDiv(endNs, 1e9)
-	c := s.secs[sec]
-	if c == nil {
-		c = &secondRec{min: us, max: us, buckets: map[int64]int64{}}
-		s.secs[sec] = c
+	c := s.cur
+	if c == nil || sec != s.curSec {
+		if c = s.secs[sec]; c == nil {
+			c = &secondRec{min: us, max: us, buckets: map[int64]int64{}}
+			s.secs[sec] = c
+		}
+		s.cur, s.curSec = c, sec
 	}
 	c.calls++
 	if failed {
