@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/local"
 )
 
 // faultRun is a Redis run with one pause of the master: redis target fields, load duration,
@@ -144,6 +145,52 @@ func TestRunFaultPauseHAFailover(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "merged.json")); err != nil {
 		t.Error(err)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestRunFaultKillHeTu: `benchrun run` kills the HeTu server (its whole namespace: unshare, sh,
+// chroot'd Python workers) 3 s into the load and starts it again on the same port: the fault is
+// applied, the timeline shows the calls collapse, and nothing is left afterwards.
+func TestRunFaultKillHeTu(t *testing.T) {
+	needRedis(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a local HeTu target needs root")
+	}
+	if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
+		t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
+	}
+	file := writeFile(t, "hetu.yaml", `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: cli-fault-hetu
+spec:
+  target:
+    hetu:
+      workers: 1
+      backend:
+        redis: {mode: single}
+  load:
+    workers: 2
+    tasksPerWorker: 2
+    duration: 12s
+    scenarios:
+    - {name: hello_world, type: hetu.hello_world}
+  faults:
+  - {scenario: hello_world, offset: 3s, action: kill, role: hetu}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--out-dir", out)
+	code := c.run(t)
+	f := readFaults(t, out, 1)[0]
+	t.Logf("exit code %d; fault: %s; timeline: %+v", code, f.Message, f.Timeline)
+	if f.Outcome != v1alpha1.FaultApplied || !strings.Contains(f.Message, "killed (SIGKILL) and started again") || len(f.Timeline) != 15 {
+		t.Fatalf("fault: %+v", f)
+	}
+	if before, after := f.Timeline[4], f.Timeline[6]; before.Calls == 0 || after.Calls-after.Errors >= before.Calls {
+		t.Errorf("no collapse after the kill: %+v then %+v", before, after)
 	}
 	if left := c.leftovers(t); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
