@@ -300,12 +300,15 @@ func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
 // Stop implements Target: it stops every process and removes the temporary data.
 func (t *redisTarget) Stop() error {
 	t.mu.Lock()
+	f := t.follower
+	t.follower = nil
+	t.mu.Unlock()
+	if f != nil { // closed unlocked: a connection being forwarded asks currentMaster, which locks
+		f.close()
+	}
+	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	if t.follower != nil {
-		t.follower.close()
-		t.follower = nil
-	}
 	for i := len(t.procs) - 1; i >= 0; i-- { // sentinels, replicas, then the master
 		t.procs[i].Stop(stopGrace)
 		_, _ = fmt.Fprintf(t.opts.Log, "stopped %s\n", t.procs[i].Name)
