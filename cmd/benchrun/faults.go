@@ -129,15 +129,16 @@ func (f *localFaults) applyOne(ctx context.Context, i int, due time.Time) {
 
 // finish stops applying faults (the load ended), lets pauses still running end (at most
 // their duration), stops the probe and reads its markers back; it returns the status entries
-// of the faults applied and the probe's report (nil without a probe).
-func (f *localFaults) finish() ([]v1alpha1.FaultStatus, *brunner.ProbeReport) {
+// of the faults applied and the probe's report (nil without a probe). A stopped load
+// (interrupt, timeout, abort) waits for neither: the runners still load until stopped.
+func (f *localFaults) finish(stopped bool) ([]v1alpha1.FaultStatus, *brunner.ProbeReport) {
 	f.cancel()
 	<-f.done
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, ch := range f.resumed {
 		wait := time.Second
-		if d := f.run.Spec.Faults[f.status[i].Index].Duration; d != nil {
+		if d := f.run.Spec.Faults[f.status[i].Index].Duration; d != nil && !stopped {
 			wait += time.Until(f.status[i].PausedTime.Add(d.Duration))
 		}
 		select {
@@ -149,9 +150,13 @@ func (f *localFaults) finish() ([]v1alpha1.FaultStatus, *brunner.ProbeReport) {
 	if f.probe == nil {
 		return f.status, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Second)
+	readBack := 30 * time.Second // a failover may still be under way
+	if stopped {
+		readBack = 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readBack+5*time.Second)
 	defer cancel()
-	rep := f.probe.Finish(ctx, 30*time.Second)
+	rep := f.probe.Finish(ctx, readBack)
 	return f.status, &rep
 }
 
@@ -217,9 +222,9 @@ func (l *localRun) releaseWithFaults(sigCtx context.Context) error {
 }
 
 // endFaults stops applying faults once the load ended and keeps what they did.
-func (l *localRun) endFaults() {
+func (l *localRun) endFaults(out loadOutcome) {
 	if l.faults != nil {
-		l.applied, l.probe = l.faults.finish()
+		l.applied, l.probe = l.faults.finish(out.stopped())
 	}
 }
 

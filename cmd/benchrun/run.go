@@ -120,7 +120,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// 5. Watch the load, then stop what still runs.
 	out := l.watch(sigCtx)
-	l.endFaults()
+	l.endFaults(out)
 	l.stop(out)
 
 	// 6. Collect, merge and report.
