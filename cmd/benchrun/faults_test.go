@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,6 +194,52 @@ spec:
 	}
 	if before, after := f.Timeline[4], f.Timeline[6]; before.Calls == 0 || after.Calls-after.Errors >= before.Calls {
 		t.Errorf("no collapse after the kill: %+v then %+v", before, after)
+	}
+	if left := c.leftovers(t); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
+
+// TestRunFaultInterruptedDuringPause: SIGINT while the master is paused stops the run at once
+// (the interrupted exit code, partial results): the runners are not kept loading until the pause or
+// the probe's read-back ends, the paused server is continued and stopped, and faults.json says
+// the pause was applied and the later fault was not.
+func TestRunFaultInterruptedDuringPause(t *testing.T) {
+	needRedis(t)
+	run := fmt.Sprintf(faultRun, "mode: ha, replicas: 1, sentinels: 1", "30s", "2s", "20s") +
+		"  - {scenario: set, offset: 25s, action: kill, role: replica}\n"
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "run.yaml", run), "--out-dir", out)
+	done := c.startRunners(t, 60*time.Second)
+	for !strings.Contains(c.stderr.String(), "fault 0 (pause master") {
+		select {
+		case err := <-done:
+			t.Fatalf("benchrun ended early: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+	sent := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("benchrun did not stop within 60s of SIGINT")
+	}
+	t.Logf("stopped %s after SIGINT; stderr:\n%s", time.Since(sent).Round(time.Millisecond), c.stderr.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("exit: %v, want code %d", err, exitInterrupted)
+	}
+	if d := time.Since(sent); d > 25*time.Second {
+		t.Errorf("took %s to stop: the runners kept loading until the pause ended", d)
+	}
+	faults := readFaults(t, out, 2)
+	if faults[0].Outcome != v1alpha1.FaultApplied || faults[1].Outcome != v1alpha1.FaultNotApplied {
+		t.Errorf("faults: %+v", faults)
 	}
 	if left := c.leftovers(t); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
