@@ -141,10 +141,8 @@ func (f *localFaults) finish(stopped bool) ([]v1alpha1.FaultStatus, *brunner.Pro
 		if d := f.run.Spec.Faults[f.status[i].Index].Duration; d != nil && !stopped {
 			wait += time.Until(f.status[i].PausedTime.Add(d.Duration))
 		}
-		select {
-		case t := <-ch:
+		if t, ok := receiveWithin(ch, wait); ok {
 			f.status[i].ResumedTime = &metav1.MicroTime{Time: t}
-		case <-time.After(max(wait, 0)):
 		}
 	}
 	if f.probe == nil {
@@ -158,6 +156,25 @@ func (f *localFaults) finish(stopped bool) ([]v1alpha1.FaultStatus, *brunner.Pro
 	defer cancel()
 	rep := f.probe.Finish(ctx, readBack)
 	return f.status, &rep
+}
+
+// receiveWithin receives from ch, waiting at most d (not at all when d <= 0): what is already
+// there is always taken.
+func receiveWithin(ch <-chan time.Time, d time.Duration) (time.Time, bool) {
+	select {
+	case t := <-ch:
+		return t, true
+	default:
+	}
+	if d <= 0 {
+		return time.Time{}, false
+	}
+	select {
+	case t := <-ch:
+		return t, true
+	case <-time.After(d):
+		return time.Time{}, false
+	}
 }
 
 // faultReport measures the faults once the results are merged (lifecycle.MeasureFaults),
