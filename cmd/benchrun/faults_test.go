@@ -85,17 +85,17 @@ func TestRunFaultPauseSingle(t *testing.T) {
 	}
 	faults := readFaults(t, out, 2)
 	for _, f := range faults {
-		if f.Outcome != v1alpha1.FaultApplied || f.PausedTime == nil || f.ResumedTime == nil || f.LateMs > 200 {
+		if f.Outcome != v1alpha1.FaultApplied || f.PausedTime == nil || f.ResumedTime == nil || f.LateMs > 1000 {
 			t.Fatalf("fault: %+v", f)
 		}
-		if d := f.ResumedTime.Sub(f.PausedTime.Time); d < time.Second || d > 1300*time.Millisecond {
+		if d := f.ResumedTime.Sub(f.PausedTime.Time); d < time.Second || d > 1500*time.Millisecond {
 			t.Errorf("fault %d: paused for %s, want 1s", f.Index, d)
 		}
 		if len(f.Timeline) != 15 {
 			t.Fatalf("fault %d: timeline %+v", f.Index, f.Timeline)
 		}
 		t.Logf("fault %d timeline: %+v", f.Index, f.Timeline)
-		if before := f.Timeline[4]; before.Calls < 1000 || before.P99Micros > 100_000 || before.Errors > 0 {
+		if before := f.Timeline[4]; before.Calls < 1000 || before.P99Micros > 200_000 || before.Errors > 0 {
 			t.Errorf("fault %d: the second before the pause: %+v", f.Index, before)
 		}
 	}
