@@ -647,7 +647,7 @@ func TestBadInput(t *testing.T) {
 		{"stock k6", valid, []string{"run", "--k6", "/bin/true"}, exitFailed, "--k6 /bin/true: not benchrun's k6"},
 		{"too many runners", valid, []string{"run", "--runners", "9"}, exitFailed, "gets no virtual user"},
 		{"proxy mode", strings.Replace(valid, "mode: single", "mode: proxy", 1), []string{"run"}, exitFailed, "redis mode proxy: not supported locally yet"},
-		{"faults", valid + "  faults: [{scenario: ping, offset: 1s, action: kill, role: master}]\n", []string{"run"}, exitFailed, "spec.faults: fault injection is not supported locally yet"},
+		{"fault role", valid + "  faults: [{scenario: ping, offset: 1s, action: kill, role: replica}]\n", []string{"run"}, exitFailed, "spec.faults[].role must be a role the target has"},
 		{"validate invalid", strings.Replace(valid, "type: redis.ping", "type: hetu.get", 1), []string{"validate"}, exitFailed, "need a HeTu target"},
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"report nothing", "", []string{"report"}, exitUsage, "give one or more result files"},

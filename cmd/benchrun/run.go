@@ -24,6 +24,7 @@ import (
 	"github.com/benchrun/benchrun/internal/plan"
 	liveprogress "github.com/benchrun/benchrun/internal/progress"
 	"github.com/benchrun/benchrun/internal/results"
+	brunner "github.com/benchrun/benchrun/internal/runner"
 )
 
 // runnerStopGrace is how long interrupted runners may take to write their partial results.
@@ -66,6 +67,9 @@ type localRun struct {
 	t0          time.Time
 	runners     []*runner
 	spec        plan.Spec
+	faults      *localFaults           // spec.faults being applied (faults.go)
+	applied     []v1alpha1.FaultStatus // the faults applied, once the load ended
+	probe       *brunner.ProbeReport   // the fault probe's report, once the load ended
 }
 
 // loadOutcome is how the load ended.
@@ -109,13 +113,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer func() { _ = l.target.Stop() }()
 
 	// 4. Start the runners.
-	if err := l.startRunners(); err != nil {
+	if err := l.startRunners(sigCtx); err != nil {
 		return l.fail(err)
 	}
 	defer stopRunners(l.runners)
 
 	// 5. Watch the load, then stop what still runs.
 	out := l.watch(sigCtx)
+	l.endFaults(out)
 	l.stop(out)
 
 	// 6. Collect, merge and report.
@@ -179,9 +184,6 @@ func (l *localRun) check(ctx context.Context) error {
 		return err
 	}
 	l.run = run
-	if len(run.Spec.Faults) > 0 { // fault injection acts on pods: the operator only (README "Fault injection")
-		return fmt.Errorf("%s: spec.faults: fault injection is %w (it runs on a cluster); remove spec.faults to run this file locally", l.file, local.ErrNotSupported)
-	}
 	if err := l.gate.load(run); err != nil {
 		return err
 	}
@@ -221,7 +223,7 @@ func (l *localRun) check(ctx context.Context) error {
 	}
 	l.target, err = local.New(&run.Spec.Target, local.Options{
 		Secrets: l.secrets, Log: l.logW, HeTuApp: filepath.Join(l.root, "examples", "hetu-bench"),
-		ConfigMaps: configMaps(f.Objects),
+		ConfigMaps: configMaps(f.Objects), FollowMaster: len(run.Spec.Faults) > 0,
 	})
 	return err
 }
@@ -277,7 +279,7 @@ func (l *localRun) provision(ctx, sigCtx context.Context) (code int, ok bool) {
 
 // startRunners plans each runner against the target's endpoints, materialises its scripts
 // in the output directory and starts its k6 process.
-func (l *localRun) startRunners() error {
+func (l *localRun) startRunners(sigCtx context.Context) error {
 	eps := l.target.Endpoints()
 	l.runners = make([]*runner, l.count)
 	for i := range l.count {
@@ -298,11 +300,15 @@ func (l *localRun) startRunners() error {
 	totalVUs := int(l.run.Spec.Load.Workers) * int(l.run.Spec.Load.TasksPerWorker)
 	_, _ = fmt.Fprintf(l.stderr, "benchrun: %d scenario(s) × ~%s, %d VUs over %d local k6 runner(s); results in %s\n",
 		len(l.spec.Scenarios), approxScenario(l.spec), totalVUs, l.count, l.outDir)
+	paused := len(l.run.Spec.Faults) > 0 // faults: released together, so the load start is known
 	for _, r := range l.runners {
-		if err := r.start(l.k6, l.secretEnv, l.logW, liveprogress.HasAbortOnFail(l.run.Spec.Thresholds)); err != nil {
+		if err := r.start(l.k6, l.secretEnv, l.logW, liveprogress.HasAbortOnFail(l.run.Spec.Thresholds), paused); err != nil {
 			stopRunners(l.runners)
 			return err
 		}
+	}
+	if paused {
+		return l.releaseWithFaults(sigCtx)
 	}
 	return nil
 }
@@ -362,7 +368,11 @@ func (l *localRun) collect(out loadOutcome) int {
 		return l.fail(err)
 	}
 	sum := results.Summarize(doc, plan.SummaryOptions(l.run))
-	if err := writeReports(l.outDir, l.run.Name, doc, sum); err != nil {
+	extra, err := l.faultSection(doc)
+	if err != nil {
+		return l.fail(fmt.Errorf("measuring the faults: %w", err))
+	}
+	if err := writeReports(l.outDir, l.run.Name, doc, sum, extra); err != nil {
 		return l.fail(fmt.Errorf("writing reports: %w", err))
 	}
 	if err := render(l.stdout, l.output, "benchrun: "+l.run.Name, sum); err != nil {
@@ -389,13 +399,13 @@ func (l *localRun) collect(out loadOutcome) int {
 }
 
 // start starts the runner's k6 process.
-func (r *runner) start(k6 string, secretEnv []string, log io.Writer, withProgress bool) error {
+func (r *runner) start(k6 string, secretEnv []string, log io.Writer, withProgress, paused bool) error {
 	port, err := local.FreePort()
 	if err != nil {
 		return err
 	}
 	r.api = "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(k6, lifecycle.K6Args(r.inv, false, r.api, r.result, r.script)...)
+	cmd := exec.Command(k6, lifecycle.K6Args(r.inv, paused, r.api, r.result, r.script)...)
 	env := make([]string, 0, len(os.Environ())+len(r.inv.Env)+len(secretEnv)+1)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BENCHRUN_") && !strings.HasPrefix(kv, "K6_") {
@@ -540,8 +550,8 @@ func logTail(path string) string {
 }
 
 // writeReports writes report.md, results.json (summary) and merged.json (result document).
-func writeReports(dir, name string, doc *results.Document, sum results.Summary) error {
-	files, err := lifecycle.Reports("benchrun: "+name, sum, doc, "")
+func writeReports(dir, name string, doc *results.Document, sum results.Summary, extra string) error {
+	files, err := lifecycle.Reports("benchrun: "+name, sum, doc, extra)
 	if err != nil {
 		return err
 	}

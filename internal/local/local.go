@@ -45,6 +45,10 @@ type Options struct {
 	// HeTuRootfs is the cached HeTu runtime root (default $BENCHRUN_CACHE or
 	// ~/.cache/benchrun, then hetu-runtime/rootfs), built by hack/hetu-runtime.sh.
 	HeTuRootfs string
+	// FollowMaster makes a Redis target of mode ha give as its master endpoint a forwarder to
+	// the master the sentinels report at each new connection (follow.go), as the cluster's master
+	// Service follows the master pod: set when the run declares faults.
+	FollowMaster bool
 }
 
 // ErrNotSupported is returned for targets the local runner cannot start yet.

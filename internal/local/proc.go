@@ -25,16 +25,32 @@ type Process struct {
 	done chan struct{}
 	err  error
 	once sync.Once
+	// again is how to start the same command again (faults: kill or restart, fault.go).
+	again respawn
+	// addr is the address a server process listens on ("" when not recorded).
+	addr string
+}
+
+// respawn is what starting a process again needs: its command, directory, environment and
+// the file its output went to (appended to).
+type respawn struct {
+	path      string
+	args, env []string
+	dir, out  string
 }
 
 // StartProcess starts cmd in a new process group (that dies with this process on Linux:
 // SIGKILL on parent death) and logs the start to log.
 func StartProcess(name string, cmd *exec.Cmd, log io.Writer) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
+	again := respawn{path: cmd.Path, args: cmd.Args, env: cmd.Env, dir: cmd.Dir}
+	if f, ok := cmd.Stdout.(*os.File); ok {
+		again.out = f.Name()
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), again: again}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -83,6 +99,7 @@ func (p *Process) Signal(sig syscall.Signal) {
 func (p *Process) Stop(grace time.Duration) {
 	p.once.Do(func() {
 		p.Signal(syscall.SIGTERM)
+		p.Signal(syscall.SIGCONT) // a process paused by a fault handles the SIGTERM now
 		select {
 		case <-p.done:
 		case <-time.After(grace):

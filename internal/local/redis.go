@@ -40,6 +40,7 @@ type redisTarget struct {
 	replicas  []string
 	sentinels []string
 	stopped   bool
+	follower  *masterFollower // Options.FollowMaster in mode ha
 }
 
 func newRedis(spec *v1alpha1.RedisTarget, opts Options) (*redisTarget, error) {
@@ -120,7 +121,13 @@ func (t *redisTarget) startLocked(ctx context.Context) error {
 	if err := t.startReplicas(ctx, int(replicas)); err != nil {
 		return err
 	}
-	return t.startSentinels(ctx, int(sentinels))
+	if err := t.startSentinels(ctx, int(sentinels)); err != nil {
+		return err
+	}
+	if t.opts.FollowMaster && sentinels > 0 {
+		t.follower, err = startFollower(t.currentMaster)
+	}
+	return err
 }
 
 // startReplicas starts n replicas of the master and waits until each one's replication
@@ -220,6 +227,9 @@ func (t *redisTarget) startServer(name, replicaOf string) (string, *Process, err
 		return "", nil, err
 	}
 	p, err := t.start(name, t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf))
+	if p != nil {
+		p.addr = addr(port)
+	}
 	return addr(port), p, err
 }
 
@@ -243,6 +253,9 @@ func (t *redisTarget) startSentinel(i int, master string, quorum int) (string, *
 		return "", nil, err
 	}
 	p, err := t.start(name, t.engine()+" "+name+" on "+addr(port), exec.Command(t.bin, conf, "--sentinel"))
+	if p != nil {
+		p.addr = addr(port)
+	}
 	return addr(port), p, err
 }
 
@@ -272,6 +285,9 @@ func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
 		return []v1alpha1.Endpoint{{Role: "redis", Address: t.master}}
 	}
 	eps := []v1alpha1.Endpoint{{Role: "master", Address: t.master}}
+	if t.follower != nil {
+		eps[0].Address = t.follower.addr()
+	}
 	for _, a := range t.replicas {
 		eps = append(eps, v1alpha1.Endpoint{Role: "replica", Address: a})
 	}
@@ -283,6 +299,13 @@ func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
 
 // Stop implements Target: it stops every process and removes the temporary data.
 func (t *redisTarget) Stop() error {
+	t.mu.Lock()
+	f := t.follower
+	t.follower = nil
+	t.mu.Unlock()
+	if f != nil { // closed unlocked: a connection being forwarded asks currentMaster, which locks
+		f.close()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true

@@ -359,6 +359,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 		Duration:  offset,
 	}
 	addRemoteWrite(&inv, run, o.remoteWriteURL)
+	addFaultWindows(&inv, run)
 	if len(custom) > 0 {
 		inv.Files = entryFiles(inv.Script, custom, o.scripts)
 		inv.Script = customEntry

@@ -19,6 +19,21 @@ func BenchmarkRecorderRecord(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
 
+// BenchmarkRecorderRecordInFaultWindow is BenchmarkRecorderRecord with every call inside a
+// fault window (per-second figures kept too): the extra cost of a call near a fault.
+func BenchmarkRecorderRecordInFaultWindow(b *testing.B) {
+	r := NewRecorder("get", "redis.get")
+	r.SetWindows([]Window{{From: t0.UnixNano(), To: t0.Add(1000 * time.Hour).UnixNano()}})
+	values := []string{"0", "0", "0", "1"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		r.Record(t0.Add(time.Duration(i)*10*time.Microsecond), time.Duration(500+i%5000)*time.Microsecond, values[i&3], "")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
 func BenchmarkMerge(b *testing.B) {
 	const docs, n = 8, 100_000
 	var all []*Document

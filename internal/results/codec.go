@@ -184,6 +184,9 @@ func (s *Scenario) validate() error {
 	if err := s.validateOpen(); err != nil {
 		return err
 	}
+	if err := validateSeconds(s.FaultSeconds); err != nil {
+		return err
+	}
 	return s.validateExtras()
 }
 
@@ -285,11 +288,17 @@ func sumCounts(m map[string]int64, keyRequired bool) (int64, error) {
 
 // validate checks a histogram holding calls values; errors start with the field name.
 func (h *Histogram) validate(calls int64) error {
-	if h.Unit != HistogramUnit {
-		return fmt.Errorf("unit: %q, want %q", h.Unit, HistogramUnit)
-	}
 	if h.SignificantFigures != HistogramSigFigs && h.SignificantFigures != HistogramCoarseSigFigs {
 		return fmt.Errorf("sigFigs: %d, want %d (or %d once reduced)", h.SignificantFigures, HistogramSigFigs, HistogramCoarseSigFigs)
+	}
+	return h.validateBuckets(calls)
+}
+
+// validateBuckets checks a histogram of calls values whatever its sigFigs (checked by the
+// caller); errors start with the field name.
+func (h *Histogram) validateBuckets(calls int64) error {
+	if h.Unit != HistogramUnit {
+		return fmt.Errorf("unit: %q, want %q", h.Unit, HistogramUnit)
 	}
 	if math.IsNaN(h.SumSquares) || math.IsInf(h.SumSquares, 0) || h.SumSquares < 0 {
 		return fmt.Errorf("sumSquares: %v is not a finite non-negative number", h.SumSquares)

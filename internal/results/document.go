@@ -104,6 +104,9 @@ type Scenario struct {
 	// between the scenario's start and end (Redis INFO commandstats delta), bounded to
 	// MaxDistinctValues entries like ReturnValues.
 	ServerCalls map[string]int64 `json:"serverCalls,omitempty"`
+	// FaultSeconds are per-second figures of the calls that completed in the seconds around
+	// the run's faults (only those seconds, see seconds.go), in time order; absent without faults.
+	FaultSeconds []Second `json:"faultSeconds,omitempty"`
 }
 
 // MaxOperations bounds Scenario.Operations.

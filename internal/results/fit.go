@@ -11,7 +11,8 @@ import (
 const StoredBudget = 512 << 10
 
 // Coarsen makes doc one step smaller, exactly (counts are only added together): first every
-// histogram (operations' included) is reduced to HistogramCoarseSigFigs, then every start timeline moves to the next
+// histogram (operations' included) is reduced to HistogramCoarseSigFigs, then the fault seconds' histograms to
+// 1 significant figure, then every start timeline moves to the next
 // width of TimelineWidthsMs, minute-wide buckets first (the calls per minute stay exact down
 // to one-minute buckets). It reports false when nothing is left to coarsen.
 func (doc *Document) Coarsen() bool {
@@ -28,6 +29,9 @@ func (doc *Document) Coarsen() bool {
 			}
 			return true
 		}
+	}
+	if doc.coarsenSeconds() {
+		return true
 	}
 	finest := int64(0)
 	for _, s := range all {

@@ -64,8 +64,11 @@ const HistogramCoarseSigFigs = 2
 // hdrMagnitude is log2 of the half sub-bucket count for sf significant figures: 10 for 3
 // (1024 sub-buckets per power of two), 7 for 2 (128).
 func hdrMagnitude(sf int) int {
-	if sf == HistogramCoarseSigFigs {
+	switch sf {
+	case HistogramCoarseSigFigs:
 		return 7
+	case secondsCoarseSigFigs: // fault seconds only (seconds.go)
+		return 4
 	}
 	return subBucketHalfCountMagnitude
 }

@@ -152,6 +152,7 @@ func cloneScenario(s Scenario) Scenario {
 	}
 	s.VUs = slices.Clone(s.VUs)
 	s.ServerCalls = maps.Clone(s.ServerCalls)
+	s.FaultSeconds = cloneSeconds(s.FaultSeconds)
 	if s.ServiceTime != nil {
 		h := *s.ServiceTime
 		h.Buckets = slices.Clone(h.Buckets)
@@ -182,6 +183,11 @@ func mergeExtras(acc, s *Scenario) error {
 	}
 	acc.BodySize = max(acc.BodySize, s.BodySize)
 	acc.ServerCalls = addMaps(acc.ServerCalls, s.ServerCalls)
+	secs, err := mergeSeconds(acc.FaultSeconds, s.FaultSeconds)
+	if err != nil {
+		return err
+	}
+	acc.FaultSeconds = secs
 	for _, op := range s.Operations {
 		i := slices.IndexFunc(acc.Operations, func(o Scenario) bool { return o.Name == op.Name })
 		if i < 0 {

@@ -77,7 +77,7 @@ func (r *Recorder) openRec() *openRecorder {
 // rate) and the scenario ends at end. returnValue and errKind are as in Record.
 func (r *Recorder) RecordOpen(intended, sent, end time.Time, returnValue, errKind string) {
 	first, lastEnd := r.calls == 0, r.lastEnd
-	r.Record(sent, end.Sub(intended), returnValue, errKind)
+	r.record(sent, max(end.Sub(intended), 0), end.UnixNano(), returnValue, errKind)
 	if first {
 		lastEnd = end.UnixNano()
 	}

@@ -43,6 +43,7 @@ type Recorder struct {
 	values, errKinds     boundedCounter
 	ops                  []*Recorder   // per-operation recorders (Op), in creation order
 	open                 *openRecorder // open-model figures (RecordOpen), nil for a closed model
+	secs                 *secondsRec   // per-second figures around faults (SetWindows), nil without
 }
 
 // Op returns the recorder of operation name within this scenario (e.g. YCSB "read"),
@@ -137,7 +138,15 @@ func NewRecorder(name, scenarioType string) *Recorder {
 // Durations are rounded to the microsecond and clamped to [1 µs, 1 h].
 func (r *Recorder) Record(start time.Time, d time.Duration, returnValue string, errKind string) {
 	d = max(d, 0)
+	r.record(start, d, start.UnixNano()+int64(d), returnValue, errKind)
+}
+
+// record is Record of a call that completed at endNs (Unix ns).
+func (r *Recorder) record(start time.Time, d time.Duration, endNs int64, returnValue string, errKind string) {
 	us := clampMicros(int64(d))
+	if s := r.secs; s != nil && endNs >= s.lo && endNs < s.hi {
+		s.record(endNs, us, errKind != "")
+	}
 	r.counts[hdrIndex(us)]++
 	startNs := start.UnixNano()
 	if r.calls == 0 {
@@ -240,6 +249,7 @@ func (r *Recorder) Scenario() Scenario {
 		Starts: Timeline{BucketMs: r.bucketMs, Counts: []int64{}},
 	}
 	r.openScenario(&s)
+	s.FaultSeconds = r.secs.snapshot()
 	if r.calls == 0 {
 		if r.open != nil {
 			r.openOps(&s)

@@ -1,12 +1,9 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +17,7 @@ import (
 
 // k6StatusPausedBeforeRun is k6's lib.ExecutionStatusPausedBeforeRun: VUs initialized,
 // waiting for the release.
-const k6StatusPausedBeforeRun = 4
+const k6StatusPausedBeforeRun = lifecycle.K6PausedBeforeRun
 
 // k6Process runs `k6 run --paused --address ADDR --out benchrun=FILE args... script` and
 // releases it with PATCH /v1/status on its REST API (loopback only).
@@ -76,47 +73,13 @@ func (k *k6Process) Prepare(ctx context.Context, inv plan.Invocation) error {
 	}
 }
 
-// status reads k6's execution status.
+// status reads k6's execution status (lifecycle.K6Status).
 func (k *k6Process) status(ctx context.Context) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+k.address+"/v1/status", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var body struct {
-		Data struct {
-			Attributes struct {
-				Status int `json:"status"`
-			} `json:"attributes"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return 0, err
-	}
-	return body.Data.Attributes.Status, nil
+	return lifecycle.K6Status(ctx, k.address)
 }
 
-// Start implements Load: PATCH /v1/status {paused: false}.
-func (k *k6Process) Start(ctx context.Context) error {
-	body := []byte(`{"data":{"type":"status","id":"default","attributes":{"paused":false}}}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, "http://"+k.address+"/v1/status", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("k6 REST API: %s", resp.Status)
-	}
-	return nil
-}
+// Start implements Load: PATCH /v1/status {paused: false} (lifecycle.K6Resume).
+func (k *k6Process) Start(ctx context.Context) error { return lifecycle.K6Resume(ctx, k.address) }
 
 // Stop implements Stopper: SIGTERM, so k6 ends gracefully and writes a partial document.
 func (k *k6Process) Stop() error {

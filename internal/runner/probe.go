@@ -100,11 +100,18 @@ func NewProbe(inv ProbeInvocation) *Probe {
 	if key == "" {
 		return nil
 	}
+	return ProbeFor(inv.Env, key, os.Getenv(plan.EnvRedisPassword))
+}
+
+// ProbeFor is a probe appending to key through the Redis write endpoint of an invocation's
+// target (env: its environment) with password, or nil when the target has no plain-text Redis
+// write endpoint. `benchrun run` runs it in its own process.
+func ProbeFor(env map[string]string, key, password string) *Probe {
 	var t plan.Target
-	if err := json.Unmarshal([]byte(inv.Env[plan.EnvTarget]), &t); err != nil || t.Redis == nil || len(t.Redis.Addrs) == 0 || t.Redis.TLS {
+	if err := json.Unmarshal([]byte(env[plan.EnvTarget]), &t); err != nil || t.Redis == nil || len(t.Redis.Addrs) == 0 || t.Redis.TLS {
 		return nil
 	}
-	return &Probe{Addr: t.Redis.Addrs[0], Password: os.Getenv(plan.EnvRedisPassword), Key: key}
+	return &Probe{Addr: t.Redis.Addrs[0], Password: password, Key: key}
 }
 
 // ProbeInvocation is the part of a plan.Invocation the probe reads.

@@ -100,6 +100,9 @@ func RunOpen(ctx context.Context, cfg OpenConfig) (OpenResult, error) {
 	n := len(cfg.Schedule.Segments())
 	o := &openLoop{cfg: cfg, ctx: ctx, started: make([]atomic.Int64, n), done: make([]atomic.Int64, n),
 		halt: make(chan struct{}), over: make(chan struct{})}
+	if ss := lib.GetScenarioState(ctx); ss != nil {
+		recorders.started(cfg.Scenario, ss.StartTime) // the fault windows count from it
+	}
 	for range min(cfg.MaxVUs, openShards) {
 		o.shards = append(o.shards, &openShard{rec: recorders.add(cfg.Scenario, cfg.Type), steps: map[int]*results.Recorder{},
 			ops: map[string]*results.Recorder{}})

@@ -67,9 +67,23 @@ func (g *registry) add(name, scenarioType string) *results.Recorder {
 		g.types[name] = scenarioType
 	}
 	r := results.NewRecorder(name, scenarioType)
+	if offs := faultOffsets()[name]; len(offs) > 0 {
+		start := g.starts[name] // when k6 started the scenario; else now, as the first VU meets it
+		if start.IsZero() {
+			start = time.Now()
+		}
+		r.SetWindows(results.FaultWindows(start, offs))
+	}
 	g.recs[r] = struct{}{}
 	return r
 }
+
+// faultOffsets are the run's faults' offsets by scenario (results.FaultWindowsEnv), read once;
+// a malformed value is no faults (the per-second figures are then missing, nothing else).
+var faultOffsets = sync.OnceValue(func() map[string][]time.Duration {
+	m, _ := results.ParseFaultOffsets(os.Getenv(results.FaultWindowsEnv))
+	return m
+})
 
 // started notes when k6 started a scenario (the earliest time given), for live progress.
 func (g *registry) started(name string, t time.Time) {
@@ -256,8 +270,8 @@ func (v *VURecorders) current(scenarioType string) *results.Recorder {
 		}
 		recorders.retire(v.last)
 	}
+	recorders.started(ss.Name, ss.StartTime) // first: add places the fault windows from it
 	v.lastSS, v.last = ss, recorders.add(ss.Name, scenarioType)
-	recorders.started(ss.Name, ss.StartTime)
 	countVU(ss.Name)
 	return v.last
 }

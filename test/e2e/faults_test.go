@@ -75,6 +75,10 @@ spec:
 	if len(f.CallsPerSecond) != 15 {
 		t.Errorf("calls per second around the fault: %v", f.CallsPerSecond)
 	}
+	if len(f.Timeline) != 15 || f.Timeline[4].Calls == 0 {
+		t.Errorf("per-second timeline around the fault: %+v", f.Timeline)
+	}
+	t.Logf("timeline: %+v", f.Timeline)
 	fo := f.Failover
 	if fo == nil || !fo.Recovered || fo.Milliseconds <= 0 || fo.Milliseconds > 60_000 || fo.FailedWrites == 0 || fo.AckedBefore == 0 || fo.LostBefore < 0 {
 		t.Fatalf("failover: %+v", fo)
@@ -89,7 +93,8 @@ spec:
 	if strings.TrimSpace(events) == "" {
 		t.Error("no FaultApplied Event")
 	}
-	if md := checkReport(t, ns, run); !strings.Contains(md, "\nFaults:") || !strings.Contains(md, f.Pod) {
+	if md := checkReport(t, ns, run); !strings.Contains(md, "\nFaults:") || !strings.Contains(md, f.Pod) ||
+		!strings.Contains(md, "| second | calls | errors | p99 (ms) | max (ms) |") {
 		t.Errorf("report has no Faults section:\n%s", md)
 	}
 }
