@@ -173,7 +173,10 @@ n2_pod_network() {
   done
   [ -n "$cidr" ] || die "node $NODE2_NAME got no spec.podCIDR (controller-manager --allocate-node-cidrs)"
   [ "$cidr" != "$NODE_POD_CIDR" ] || die "node $NODE2_NAME got node 1's pod CIDR $cidr"
-  write_if_changed "$DATA/cni/net.d/10-benchrun.conflist" <<EOF
+  # written in place, not renamed into the directory: containerd 1.6 reloads its CNI config on
+  # a Write event and ignores Create (a rename), and it started before the CIDR was known
+  local conf="$DATA/cni/net.d/10-benchrun.conflist" c
+  c=$(cat <<EOF
 {
   "cniVersion": "0.4.0",
   "name": "benchrun-node2",
@@ -185,6 +188,8 @@ n2_pod_network() {
   ]
 }
 EOF
+)
+  [ "$c" = "$(cat "$conf" 2>/dev/null)" ] || printf '%s\n' "$c" > "$conf"
   ip route replace "$cidr" via "$NODE2_IP" dev "$VETH_HOST"
   echo "$cidr" > "$DATA/pod-cidr"
   log "pod CIDR $cidr routed via $NODE2_IP"
