@@ -70,6 +70,15 @@ spec:
 	}
 	checkSkew(t, run)
 	checkCallsCounted(t, ns, run)
+	// Both runners measured (CPU/memory), and their logs readable through the API server
+	// (which reaches each node's kubelet at its InternalIP).
+	checkUsage(t, run, "runner")
+	for _, u := range run.Status.Resources {
+		if u.Role == "runner" && u.Pods != 2 {
+			t.Errorf("usage of %d runner pods, want 2: %+v", u.Pods, u)
+		}
+	}
+	checkRunnerLogs(t, ns)
 
 	// A third runner cannot fit: RunnersNotReady with the scheduler's reason, fast.
 	three := strings.Replace(strings.Replace(m, "name: two-nodes", "name: three-runners", 1),
@@ -198,5 +207,32 @@ func checkCallsCounted(t *testing.T, ns string, run *v1alpha1.BenchmarkRun) {
 	metric(t.Name(), "merged calls %d, GETs counted by the target %d", calls, gets)
 	if calls != gets {
 		t.Errorf("merged calls %d, the target counted %d GETs", calls, gets)
+	}
+}
+
+// checkRunnerLogs reads each runner pod's log through the API server (the kubelet of its
+// node): a pod on one node with a log and one on the other without means a broken path.
+func checkRunnerLogs(t *testing.T, ns string) {
+	t.Helper()
+	sizes := map[string]int{}
+	for _, p := range podNames(t, ns, "bench.benchrun.io/component=runner") {
+		out, err := kubectl("", "-n", ns, "logs", p, "--all-containers")
+		if err != nil {
+			t.Errorf("kubectl logs %s: %v", p, err)
+			continue
+		}
+		sizes[p] = len(out)
+	}
+	metric(t.Name(), "runner log sizes %v", sizes)
+	empty, full := 0, 0
+	for _, n := range sizes {
+		if n == 0 {
+			empty++
+		} else {
+			full++
+		}
+	}
+	if empty > 0 && full > 0 {
+		t.Errorf("some runner logs empty, others not: %v", sizes)
 	}
 }
