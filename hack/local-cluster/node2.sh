@@ -54,20 +54,41 @@ network() {
     innet ip route add default via "$HOST_IP"
     log "veth $VETH_HOST ($HOST_IP) <-> $NETNS eth0 ($NODE2_IP)"
   fi
+  forward_rules -I
   # inside the namespace (these sysctls die with it): routing and bridged traffic through iptables
   innet sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
 }
 
-# cgroupRoot must exist in every hierarchy before the kubelet starts (it refuses otherwise)
-cgroups() {
+# cgroupRoot's directory in every v1 hierarchy (this machine), or in the unified v2 one
+cgroup_dirs() {
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo "/sys/fs/cgroup$CGROUP_ROOT"; return 0; fi
   local h
-  for h in /sys/fs/cgroup/*/; do
-    mkdir -p "$h${CGROUP_ROOT#/}"
-  done
+  for h in /sys/fs/cgroup/*/; do [ -f "${h}cgroup.procs" ] && echo "${h%/}$CGROUP_ROOT"; done
+  return 0
+}
+
+# cgroupRoot must exist before the kubelet starts (it refuses otherwise)
+cgroups() {
+  local d h
+  for d in $(cgroup_dirs); do mkdir -p "$d"; done
   [ -d /sys/fs/cgroup/cpuset ] && for h in cpus mems; do
     cat "/sys/fs/cgroup/cpuset/cpuset.$h" > "/sys/fs/cgroup/cpuset${CGROUP_ROOT}/cpuset.$h"
   done
   return 0
+}
+
+# forwarding between the veth and the host (node 1's pods, the API server): explicit ACCEPT
+# rules, for hosts whose FORWARD policy is DROP (Docker sets it); removed by down
+forward_rules() { # -I|-D
+  local dir
+  for dir in -i -o; do
+    if [ "$1" = -I ]; then
+      iptables -C FORWARD "$dir" "$VETH_HOST" -m comment --comment benchrun-node2 -j ACCEPT 2>/dev/null ||
+        iptables -I FORWARD "$dir" "$VETH_HOST" -m comment --comment benchrun-node2 -j ACCEPT
+    else
+      while iptables -D FORWARD "$dir" "$VETH_HOST" -m comment --comment benchrun-node2 -j ACCEPT 2>/dev/null; do :; done
+    fi
+  done
 }
 
 n2_certs() {
@@ -217,13 +238,13 @@ down() {
   node1_env
   [ -d "$DATA" ] || return 0
   set +e +o pipefail
-  local i t c p m cidr api=0
+  local t c p m cidr api=0
   PIDS="$NODE1_DATA/pids" running kube-apiserver && api=1
   # 1. its pods through the kubelet (CNI DEL, volume unmounts)
   if ((api)) && running kubelet; then
     kubectl delete pod -A --field-selector "spec.nodeName=$NODE2_NAME" --grace-period=1 --wait=false \
       --request-timeout=10s >/dev/null 2>&1
-    for i in $(seq 30); do
+    for _ in $(seq 30); do
       [ "$(ctrk tasks ls -q 2>/dev/null | wc -l)" = 0 ] && break
       sleep 1
     done
@@ -245,13 +266,14 @@ down() {
   # 3. mounts (pod volumes, pod netns under our state dir, overlay rootfs)
   grep -oE " ($DATA|$RUN)/[^ ]*" /proc/self/mountinfo | sort -r | uniq |
     while read -r m; do umount -l "$m" 2>/dev/null; done
-  # 4. network: host route, veth, namespace (its iptables, bridge and sysctls go with it)
+  # 4. network: host route, FORWARD rules, veth, namespace (its iptables, bridge and sysctls go with it)
   cidr=$(cat "$DATA/pod-cidr" 2>/dev/null)
   [ -n "$cidr" ] && ip route del "$cidr" via "$NODE2_IP" 2>/dev/null
   ip link del "$VETH_HOST" 2>/dev/null && log "deleted veth $VETH_HOST"
   [ -e "$NSPATH" ] && ip netns del "$NETNS" && log "deleted netns $NETNS"
+  forward_rules -D
   # 5. cgroups under cgroupRoot, deepest first
-  find /sys/fs/cgroup/*"$CGROUP_ROOT" -depth -type d -exec rmdir {} \; 2>/dev/null
+  for m in $(cgroup_dirs); do [ -d "$m" ] && find "$m" -depth -type d -exec rmdir {} \; 2>/dev/null; done
   # 6. state (containerd's image store and certificates kept, like node 1's)
   rm -rf "$DATA/kubelet" "$DATA/pod-logs" "$DATA/cni" "$DATA/pids" "$DATA/pod-cidr" "$RUN"
   [ -d "$LOGS" ] && { rm -rf "$DATA/logs.prev"; mv "$LOGS" "$DATA/logs.prev"; }
