@@ -11,7 +11,7 @@ case $what in
   # command:package
   e2e) need=(debootstrap:debootstrap unshare:util-linux chroot:coreutils python3:python3 flock:util-linux
          iptables:iptables conntrack:conntrack socat:socat containerd:containerd runc:runc
-         busybox:busybox-static git:git make:make) ;;
+         busybox:busybox-static git:git make:make ip:iproute2 nsenter:util-linux) ;;
   hetu) need=(debootstrap:debootstrap unshare:util-linux redis-server:redis-server bc:bc) ;;
   *) echo "prereqs: unknown set $what" >&2; exit 2 ;;
 esac

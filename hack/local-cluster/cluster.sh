@@ -13,6 +13,7 @@
 #               (down --purge: also certs and containerd's store; binaries and image tarballs stay)
 #   status      processes, node and pods; exit 0 only when every component runs
 #   kubeconfig  prints the admin kubeconfig path
+#   node2 up|down|status  a second node in its own network namespace (hack/local-cluster/node2.sh)
 #   load [TAR]  imports image tarballs (default: all in $BENCHRUN_CACHE/images) that changed
 #   cached      exit 0 when the slow parts of a cold start are cached (Kubernetes binaries, the
 #               Debian/JRE/Python image tarballs, helm): `up` + `make test-e2e` then take minutes,
@@ -368,6 +369,8 @@ down() {
   # best effort from here on: one failed step must not leave the rest behind
   set +e +o pipefail
   local ns i n t c p
+  # 0. the second node, if one was brought up (node2.sh)
+  [ -d "$DATA/node2/pids" ] && "$HERE/node2.sh" down
   # 1. let the kubelet tear pods down through CRI (CNI DEL, volume unmounts)
   if running kubelet && running kube-apiserver; then
     log "deleting workloads"
@@ -470,12 +473,15 @@ cached() {
   echo "cached: Kubernetes $K8S_VERSION binaries, image tarballs and helm in $CACHE"
 }
 
+# sourced (node2.sh uses the helpers and settings): define only
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
 case "${1:-}" in
 up) up ;;
+node2) shift; exec "$HERE/node2.sh" "$@" ;;
 cached) cached ;;
 down) down "${2:-}" ;;
 status) status ;;
 kubeconfig) echo "$ADMIN_KC" ;;
 load) shift; import_images "$@" ;;
-*) echo "usage: $0 up|down [--purge]|status|cached|kubeconfig|load [IMAGE.tar...]" >&2; exit 2 ;;
+*) echo "usage: $0 up|down [--purge]|status|cached|kubeconfig|load [IMAGE.tar...]|node2 up|down|status" >&2; exit 2 ;;
 esac
