@@ -71,6 +71,7 @@ type Conn struct {
 	conn            net.Conn
 	r               *bufio.Reader
 	w               *bufio.Writer
+	sock            *sockReader // under r: counts reads; Call's one-step send and wait
 	scratch         []byte
 	ctxwatch.Socket // watch, close and count the bytes written to and read from the socket
 }
@@ -128,7 +129,8 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 	c := &Conn{conn: nc}
 	c.Attach(nc)
 	cc := countingConn{Conn: nc, c: c}
-	c.r = bufio.NewReaderSize(cc, 16<<10)
+	c.sock = newSockReader(c, nc)
+	c.r = bufio.NewReaderSize(c.sock, 16<<10)
 	c.w = bufio.NewWriterSize(cc, 4<<10)
 	if o.Password != "" {
 		args := []string{"AUTH", o.Password}
