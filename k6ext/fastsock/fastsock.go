@@ -75,7 +75,7 @@ func (c *Conn) HoldWrites() { c.hold = true }
 func (c *Conn) ReleaseWrites() error {
 	c.hold = false
 	rest := c.out[c.sent:]
-	c.out, c.sent = c.out[:0], 0
+	defer c.resetOut()
 	if len(rest) == 0 {
 		return nil
 	}
@@ -131,20 +131,27 @@ func (c *Conn) Read(p []byte) (int, error) {
 		err = c.err
 	}
 	if err != nil {
-		c.out, c.sent = c.out[:0], 0
+		c.resetOut()
 		return 0, err
 	}
 	if c.sent < len(c.out) { // the send buffer was full: the rest the ordinary way, then read
-		rest := c.out[c.sent:]
-		_, err := c.Write(rest)
-		c.out, c.sent = c.out[:0], 0
+		_, err := c.Write(c.out[c.sent:])
+		c.resetOut()
 		if err != nil {
 			return 0, err
 		}
 		return c.Read(p)
 	}
-	c.out, c.sent = c.out[:0], 0
+	c.resetOut()
 	return c.n, nil
+}
+
+// resetOut empties the held bytes, keeping their buffer unless a large request grew it.
+func (c *Conn) resetOut() {
+	c.out, c.sent = c.out[:0], 0
+	if cap(c.out) > 64<<10 {
+		c.out = nil
+	}
 }
 
 // readCallback is RawConn.Read's function: first the write of the held bytes (then false:

@@ -37,7 +37,7 @@ func TestCallAgainstRealRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	if c.sock.raw == nil {
+	if c.fast == nil {
 		t.Fatal("a plain TCP connection has no raw socket: the one-step path is not tested")
 	}
 	c.Watch(context.Background())
