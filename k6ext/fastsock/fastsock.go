@@ -18,19 +18,18 @@ import (
 )
 
 // RawIO is read(2) or write(2) (trap) of the non-empty p on the non-blocking descriptor fd,
-// retried when interrupted by a signal. It is a raw system call: the runtime is not told, so
-// its monitor does not hand the goroutine's P to another thread meanwhile; it cannot block
-// because the descriptor is non-blocking.
-func RawIO(trap, fd uintptr, p []byte) (int, error) {
+// retried when interrupted by a signal; errno is 0 on success. It is a raw system call: the
+// runtime is not told, so its monitor does not hand the goroutine's P to another thread
+// meanwhile; it cannot block because the descriptor is non-blocking.
+func RawIO(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 	for {
 		n, _, errno := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		switch errno {
-		case 0:
-			return int(n), nil
-		case syscall.EINTR:
-			continue
+		if errno != syscall.EINTR {
+			if errno != 0 {
+				return 0, errno
+			}
+			return int(n), 0
 		}
-		return 0, errno
 	}
 }
 
@@ -107,12 +106,13 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // writeCallback is RawConn.Write's function: one write of buf (false: wait until writable).
 func (c *Conn) writeCallback(fd uintptr) bool {
-	n, err := RawIO(syscall.SYS_WRITE, fd, c.buf)
-	switch {
-	case err == syscall.EAGAIN:
+	n, errno := RawIO(syscall.SYS_WRITE, fd, c.buf)
+	switch errno {
+	case 0:
+	case syscall.EAGAIN:
 		return false
-	case err != nil:
-		c.err = c.opError("write", err)
+	default:
+		c.err = c.opError("write", errno)
 	}
 	c.n = n
 	return true
@@ -158,23 +158,24 @@ func (c *Conn) resetOut() {
 // park until readable), then the read (false again when it finds nothing yet).
 func (c *Conn) readCallback(fd uintptr) bool {
 	if c.sent < len(c.out) {
-		w, err := RawIO(syscall.SYS_WRITE, fd, c.out[c.sent:])
+		w, errno := RawIO(syscall.SYS_WRITE, fd, c.out[c.sent:])
 		c.sent += w
-		switch {
-		case err == syscall.EAGAIN:
+		switch errno {
+		case 0:
+		case syscall.EAGAIN:
 			return true
-		case err != nil:
-			c.err = c.opError("write", err)
+		default:
+			c.err = c.opError("write", errno)
 			return true
 		}
 		return c.sent < len(c.out) // all written: wait for the reply
 	}
-	n, err := RawIO(syscall.SYS_READ, fd, c.buf)
+	n, errno := RawIO(syscall.SYS_READ, fd, c.buf)
 	switch {
-	case err == syscall.EAGAIN:
+	case errno == syscall.EAGAIN:
 		return false
-	case err != nil:
-		c.err = c.opError("read", err)
+	case errno != 0:
+		c.err = c.opError("read", errno)
 	case n == 0:
 		c.err = io.EOF
 	default:

@@ -276,7 +276,7 @@ func (c *Conn) Request(msg []any) ([]any, error) {
 	}
 	if err := c.Send(msg); err != nil {
 		if c.fast != nil {
-			c.fast.ReleaseWrites()
+			_ = c.fast.ReleaseWrites() // nothing was held: Send failed before writing
 		}
 		return nil, err
 	}
