@@ -34,10 +34,15 @@ if [[ $(id -u) -ne 0 ]] || ! hack/hetu-runtime.sh >/dev/null 2>&1; then
   echo "skipped: needs root and the HeTu runtime (hack/hetu-runtime.sh)"
   exit 0
 fi
-PORT=$(free_port)
 WORK=$(mktemp -d)
-trap 'hack/hetu-server.sh stop --port "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
-hack/hetu-server.sh start --port "$PORT" --layers full --workers 1 >/dev/null 2>&1
+PORT=
+trap '[[ -z $PORT ]] || hack/hetu-server.sh stop --port "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+for attempt in 1 2 3; do # a free port's neighbour (the server's Redis) may be taken: retry
+  PORT=$(free_port)
+  hack/hetu-server.sh start --port "$PORT" --layers full --workers 1 >/dev/null 2>"$WORK/server.log" && break
+  hack/hetu-server.sh stop --port "$PORT" >/dev/null 2>&1 || true
+  ((attempt < 3)) || { cat "$WORK/server.log" >&2; exit 1; }
+done
 SPID=$(cat "${BENCHRUN_CACHE:-$HOME/.cache/benchrun}/hetu-server/$PORT/hetu.pid")
 URL="ws://127.0.0.1:$PORT/hetu/bench"
 
