@@ -1,11 +1,20 @@
 package fastsock
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +121,40 @@ func TestDeadlineAndEOF(t *testing.T) {
 	expect(t, c2, "+OK\r\n")
 	if _, err := c2.Read(make([]byte, 16)); err != io.EOF { //nolint:errorlint // io.EOF as is
 		t.Fatalf("read after the server closed: %v, want io.EOF", err)
+	}
+}
+
+// TLS over a fastsock.Conn (a wss HeTu connection): the handshake and records go through
+// the raw reads and writes; a TLS-only redis-server answers.
+func TestTLSOverConn(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "redis.test"},
+		DNSNames: []string{"redis.test"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	addr := redistest.FreeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := redistest.Command(t, addr, "--port", "0", "--tls-port", port, "--tls-cert-file", certFile,
+		"--tls-key-file", keyFile, "--tls-ca-cert-file", certFile, "--tls-auth-clients", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	redistest.WaitListening(t, addr)
+	tc := tls.Client(dial(t, addr), &tls.Config{ServerName: "redis.test", InsecureSkipVerify: true}) //nolint:gosec // test server
+	for range 100 {
+		if _, err := tc.Write([]byte("PING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 7)
+		if _, err := io.ReadFull(tc, got); err != nil || string(got) != "+PONG\r\n" {
+			t.Fatalf("read %q (%v)", got, err)
+		}
 	}
 }
