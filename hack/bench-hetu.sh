@@ -118,10 +118,14 @@ python3 - "$CONNS" "$SECS" "$ROUNDS" "$SEED_RATE" "${rows[@]}" <<'PY'
 import statistics, sys
 conns, secs, rounds, seed = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 rounds_ = [[list(map(float, run.split())) for run in r.split(";")] for r in sys.argv[5:]]
-med = statistics.median
+def med(xs):
+    xs = [x for x in xs if x == x]  # without NaN
+    return statistics.median(xs) if xs else float("nan")
 def client(k):  # runs k (long) and k+1 (1 s) of each round
     longs = [r[k] for r in rounds_]
-    marg = [(r[k][2] - r[k + 1][2]) / (r[k][0] - r[k + 1][0]) * 1e6 for r in rounds_]
+    # a round whose long run made no more calls than its 1 s run (a stalled machine) has no marginal
+    marg = [(r[k][2] - r[k + 1][2]) / (r[k][0] - r[k + 1][0]) * 1e6 if r[k][0] > r[k + 1][0] else float("nan")
+            for r in rounds_]
     return dict(rate=med([x[1] for x in longs]), cpu=med([x[2] / x[0] * 1e6 for x in longs]),
                 marg=med(marg), server=med([x[3] / x[0] * 1e6 for x in longs]),
                 whole=[x[2] / x[0] * 1e6 for x in longs], margs=marg)
