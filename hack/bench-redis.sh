@@ -109,5 +109,6 @@ if bef:
 print(f"ratio k6/redis-benchmark calls/s: {med([k[0] / r[0] for k, r in zip(k6, rb)]):.2f}")
 lim = med([1e6 / k[3] for k in k6])
 print(f"k6 calls/s vs the server's own limit: {med([k[0] * k[3] / 1e6 for k in k6]):.2f}"
-      f"  (limit: one redis-server core at its per-call CPU in the k6 runs, {lim:,.0f} calls/s)")
+      f"  (limit: one redis-server core at its per-call CPU in the k6 runs, {lim:,.0f} calls/s;"
+      f" redis-benchmark: {med([r[0] * r[3] / 1e6 for r in rb]):.2f} of {med([1e6 / r[3] for r in rb]):,.0f})")
 PY
