@@ -124,3 +124,34 @@ print(f"{lo + ':':<{w}}{mo:,.1f} {unit}  (runs: {ours}; counted by the server)")
 print(f"ratio benchrun/stock: {mo/ms:.2f}  (client, server and k6 share the machine's cores)")
 PY
 }
+
+# cpu_run PID CMDSTAT OUT CMD... runs CMD (its stdout into OUT, stderr into OUT.err) and prints
+# "wall_s client_cpu_s server_cpu_s server_calls": CMD's wall time, the user+system CPU of CMD
+# (its process and waited-for children, wait4), the user+system CPU of the redis-server
+# PID over the same time (/proc/PID/stat) and how many calls of command CMDSTAT (e.g. get) the
+# redis-server on $PORT counted meanwhile (INFO commandstats). Fails when CMD fails.
+cpu_run() {
+  python3 - "$PORT" "$@" <<'PY'
+import os, subprocess, sys, time
+port, pid, cmdstat, out, *cmd = sys.argv[1:]
+tick = os.sysconf("SC_CLK_TCK")
+def server_cpu():
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tick  # utime + stime
+def server_calls():
+    info = subprocess.run(["redis-cli", "-p", port, "info", "commandstats"], capture_output=True, text=True).stdout
+    for line in info.splitlines():
+        if line.startswith(f"cmdstat_{cmdstat}:"):
+            return int(line.split("calls=")[1].split(",")[0])
+    return 0
+c0, s0, t0 = server_calls(), server_cpu(), time.monotonic()
+with open(out, "w") as o, open(out + ".err", "w") as e:
+    p = subprocess.Popen(cmd, stdout=o, stderr=e)
+    _, status, ru = os.wait4(p.pid, 0)  # CMD's own rusage (not the redis-cli calls')
+    p.returncode = os.waitstatus_to_exitcode(status)
+t1, s1, c1 = time.monotonic(), server_cpu(), server_calls()
+if p.returncode != 0:
+    sys.exit(f"{cmd[0]} failed ({p.returncode}): " + open(out + ".err").read()[-2000:])
+print(f"{t1 - t0:.3f} {ru.ru_utime + ru.ru_stime:.3f} {s1 - s0:.3f} {c1 - c0}")
+PY
+}

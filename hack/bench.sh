@@ -2,8 +2,10 @@
 # make bench: benchrun's performance claims, each measured against a named baseline in the
 # same run on loopback (numbers vary with machine load; the ratios are what we track).
 #
-#   1. Redis GET calls/s: our k6 (bin/k6, Go hot path) vs redis-benchmark -t get -P 1, same connections
-#   2. HeTu hello_world calls/s: our k6 Go client vs the Python asyncio client, same server and connections
+#   1. Redis GET calls/s and CPU per call: our k6 (bin/k6, Go hot path) vs redis-benchmark -t get -P 1,
+#      same connections; Redis' own count and CPU per call (hack/bench-redis.sh)
+#   2. HeTu hello_world CPU per call and calls/s: our k6 Go client vs the Python asyncio client, same
+#      server, connections and duration, all packet layers; runner cores for 1.2 M calls/s (hack/bench-hetu.sh)
 #   3. Histogram record and merge throughput (Go benchmarks of internal/results)
 #   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
 #   5. Manager collection of 1,024 runner documents × 24 h: streaming merge vs all decoded first
@@ -22,7 +24,7 @@
 #  13. gRPC unary calls/s: our k6 (grpc Go hot path) vs k6's stock k6/net/grpc, same server
 #      (echo-server -grpc), VUs, 1 KiB payload and duration; both counted by the server itself
 #
-# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
+# Env: CONNS (50), SECONDS (5), HETU_CONNS (16), HETU_SECONDS (8), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
 # SCALE_RUNS (1000), GRPC_VUS (16), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,33 +38,8 @@ hr() { printf '\n== %s\n' "$*"; }
 hr "1. Redis GET: benchrun k6 vs redis-benchmark ($CONNS connections, ${SECS}s, median of $ROUNDS)"
 ROUNDS=$ROUNDS hack/bench-redis.sh "$CONNS" "$SECS"
 
-hr "2. HeTu hello_world: benchrun k6 Go client vs Python asyncio client ($HETU_CONNS connections)"
-if [[ $(id -u) -ne 0 ]] || ! hack/hetu-runtime.sh >/dev/null 2>&1; then
-  echo "skipped: needs root and the HeTu runtime (hack/hetu-runtime.sh)"
-else
-  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  WORK=$(mktemp -d)
-  trap 'hack/hetu-server.sh stop --port "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
-  hack/hetu-server.sh start --port "$PORT" --layers full --workers 1 >/dev/null
-  URL="ws://127.0.0.1:$PORT/hetu/bench"
-  py=() ours=()
-  for r in $(seq "$ROUNDS"); do
-    py+=("$(hack/hetu-client.sh --url "$URL" --layers full load --conns "$HETU_CONNS" --seconds "$SECS" --rpc hello_world |
-      python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["calls_per_s"])')")
-    HETU_URL=$URL HETU_INSTANCE=bench HETU_LAYERS=full SCENARIOS=hello_world VUS=$HETU_CONNS DURATION=${SECS}s GRACE=1s \
-      "$K6" run -q --summary-mode disabled --out "benchrun=$WORK/hetu-$r.json" scripts/k6/hetu_rpc.js >/dev/null
-    ours+=("$(k6_rate "$WORK/hetu-$r.json")")
-  done
-  python3 - "${py[*]}" "${ours[*]}" <<'PY'
-import statistics, sys
-py = [float(x) for x in sys.argv[1].split()]
-ours = [float(x) for x in sys.argv[2].split()]
-mp, mo = statistics.median(py), statistics.median(ours)
-print(f"python asyncio client: {mp:,.1f} calls/s  (runs: {py})")
-print(f"benchrun k6 client:    {mo:,.1f} calls/s  (runs: {ours})")
-print(f"ratio benchrun/python: {mo/mp:.2f}  (both share 2 cores with the Python server, which saturates first)")
-PY
-fi
+hr "2. HeTu hello_world: benchrun k6 Go client vs Python asyncio client, CPU per call and calls/s ($HETU_CONNS connections, all layers)"
+ROUNDS=$ROUNDS hack/bench-hetu.sh "$HETU_CONNS" "${HETU_SECONDS:-8}"
 
 hr "3. Histogram record + merge throughput"
 go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s ./internal/results/ | grep -E '^Benchmark|ns/op'

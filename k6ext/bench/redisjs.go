@@ -287,12 +287,7 @@ func (rc *redisClient) loop(n int64, args []string) int64 {
 			copy(cmd[h:h+int(rc.dataSize)], rc.pool[off:])
 		}
 		start := time.Now()
-		_, _ = conn.w.Write(cmd)
-		err := conn.Flush()
-		var r Reply
-		if err == nil {
-			r, err = conn.SkipReply()
-		}
+		r, err := conn.Call(cmd)
 		d := time.Since(start)
 		val, kind := "", ""
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/k6ext/ctxwatch"
+	"github.com/benchrun/benchrun/k6ext/fastsock"
 )
 
 // RedisOptions configures a Redis connection.
@@ -71,6 +72,7 @@ type Conn struct {
 	conn            net.Conn
 	r               *bufio.Reader
 	w               *bufio.Writer
+	fast            *fastsock.Conn // the plain TCP connection (nil under TLS): Call holds requests
 	scratch         []byte
 	ctxwatch.Socket // watch, close and count the bytes written to and read from the socket
 }
@@ -125,7 +127,9 @@ func DialRedis(ctx context.Context, o RedisOptions) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	nc = fastsock.Wrap(nc)
 	c := &Conn{conn: nc}
+	c.fast, _ = nc.(*fastsock.Conn) // nil under TLS
 	c.Attach(nc)
 	cc := countingConn{Conn: nc, c: c}
 	c.r = bufio.NewReaderSize(cc, 16<<10)
@@ -284,6 +288,24 @@ func (c *Conn) Do(args ...string) (any, error) {
 		return nil, err
 	}
 	return c.ReadReply()
+}
+
+// Call sends one encoded command and reads its reply like SkipReply. On plain TCP the
+// request is held (fastsock.Conn.HoldWrites) and written by the read of its reply, which
+// then parks until the reply is readable instead of first finding nothing.
+func (c *Conn) Call(cmd []byte) (Reply, error) {
+	held := c.fast != nil && c.r.Buffered() == 0 // else the reply may be parsed without a read
+	if held {
+		c.fast.HoldWrites()
+	}
+	_, _ = c.w.Write(cmd)
+	if err := c.Flush(); err != nil {
+		if held {
+			_ = c.fast.ReleaseWrites()
+		}
+		return Reply{}, err
+	}
+	return c.SkipReply()
 }
 
 // ReadReply reads one reply as a Go value; an error reply is returned as err.

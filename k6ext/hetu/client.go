@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/benchrun/benchrun/k6ext/ctxwatch"
+	"github.com/benchrun/benchrun/k6ext/fastsock"
 )
 
 // Layers names the packet layers a server is configured with.
@@ -77,6 +79,7 @@ type Conn struct {
 	deflate *deflater
 	inflate *inflater
 	crypt   *cryptoLayer
+	fast    *fastsock.Conn // the plain TCP connection under ws (nil for wss): holds requests
 	enc     []byte
 	sealed  []byte
 	opened  []byte
@@ -126,7 +129,7 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.HandshakeTimeout)
 	defer cancel()
 	d := websocket.Dialer{HandshakeTimeout: o.HandshakeTimeout, ReadBufferSize: 16 << 10,
-		WriteBufferSize: 16 << 10}
+		WriteBufferSize: 16 << 10, NetDialContext: dialTCP}
 	ws, resp, err := d.DialContext(ctx, u, http.Header{})
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
@@ -136,6 +139,7 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	}
 	ws.SetReadLimit(64 << 20)
 	c := &Conn{ws: ws}
+	c.fast, _ = ws.NetConn().(*fastsock.Conn) // nil under TLS (wss)
 	c.Attach(ws)
 	if dl, ok := ctx.Deadline(); ok {
 		_ = ws.SetReadDeadline(dl)
@@ -148,6 +152,17 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	_ = ws.SetReadDeadline(time.Time{})
 	_ = ws.SetWriteDeadline(time.Time{})
 	return c, nil
+}
+
+// dialTCP dials the WebSocket's TCP connection as a fastsock.Conn (raw system calls; a
+// request held until the read of its reply, see Request).
+func dialTCP(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return fastsock.Wrap(nc), nil
 }
 
 // handshake sends one entry per layer that needs one (zlib: b"", crypto: the hello) as a
@@ -256,7 +271,13 @@ func (c *Conn) Receive() (any, error) {
 // Request sends msg and returns the next message that is not an update push (pushes are
 // queued in Pushes).
 func (c *Conn) Request(msg []any) ([]any, error) {
+	if c.fast != nil {
+		c.fast.HoldWrites() // the request frame is written by the read that waits for the reply
+	}
 	if err := c.Send(msg); err != nil {
+		if c.fast != nil {
+			_ = c.fast.ReleaseWrites() // nothing was held: Send failed before writing
+		}
 		return nil, err
 	}
 	for {

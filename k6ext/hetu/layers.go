@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 
+	kzlib "github.com/klauspost/compress/zlib"
 	"golang.org/x/crypto/blake2b"
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -105,16 +106,19 @@ func clientHello(pub []byte, authKey []byte) ([]byte, error) {
 }
 
 // deflater is the zlib layer's outgoing stream: one compressor per connection, level 1, the
-// server's preset dictionary, every message ended with a sync flush.
+// server's preset dictionary, every message ended with a sync flush. It is klauspost's zlib:
+// for a hello_world request it writes the same bytes as compress/zlib (a stored block) in
+// 0.11 µs instead of 2.2 µs (BenchmarkDeflateHello; compress/flate builds a Huffman code on
+// every flush only to find the stored block smaller: 9 % of k6's CPU per call in a profile).
 type deflater struct {
 	buf bytes.Buffer
-	w   *zlib.Writer
+	w   *kzlib.Writer
 }
 
 // newDeflater returns the compressor of a connection.
 func newDeflater(dict []byte) (*deflater, error) {
 	d := &deflater{}
-	w, err := zlib.NewWriterLevelDict(&d.buf, 1, dict)
+	w, err := kzlib.NewWriterLevelDict(&d.buf, 1, dict)
 	if err != nil {
 		return nil, err
 	}
