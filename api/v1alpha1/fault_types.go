@@ -5,7 +5,7 @@ import (
 )
 
 // FaultAction is what a fault does to the pod of its role.
-// +kubebuilder:validation:Enum=kill;restart
+// +kubebuilder:validation:Enum=kill;restart;pause
 type FaultAction string
 
 const (
@@ -13,6 +13,9 @@ const (
 	FaultKill FaultAction = "kill"
 	// FaultRestart deletes the pod with its own grace period (SIGTERM first).
 	FaultRestart FaultAction = "restart"
+	// FaultPause stops the server process of the pod (SIGSTOP) for the fault's duration, then
+	// continues it (SIGCONT); the pod is not deleted. See the README's "Fault injection".
+	FaultPause FaultAction = "pause"
 )
 
 // FaultRole names the pods a fault acts on, resolved when the fault is applied.
@@ -36,7 +39,8 @@ const (
 )
 
 // Fault is one fault injected into a target pod while the load runs: offset after the start
-// of a scenario, the pod currently holding role is killed or restarted.
+// of a scenario, the pod currently holding role is killed, restarted or paused.
+// +kubebuilder:validation:XValidation:rule="!has(self.action) || (self.action == 'pause') == has(self.duration)",message="faults[].duration is required for action pause and refused for kill and restart"
 type Fault struct {
 	// Scenario names the scenario (spec.load.scenarios[].name) the offset counts from.
 	// +kubebuilder:validation:MinLength=1
@@ -50,8 +54,17 @@ type Fault struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="faults[].offset must be a duration such as 20s or 1m30s"
 	Offset metav1.Duration `json:"offset"`
 
-	// Action is kill (delete the pod, grace period 0) or restart (delete it gracefully).
+	// Action is kill (delete the pod, grace period 0), restart (delete it gracefully) or
+	// pause (stop the pod's server processes with SIGSTOP for duration, then SIGCONT).
 	Action FaultAction `json:"action"`
+
+	// Duration is how long a pause lasts (100ms to 10m); required for pause, refused for kill
+	// and restart. Offset + duration must end inside the scenario.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('100ms') && duration(self) <= duration('10m')",message="faults[].duration must be a duration from 100ms to 10m, such as 1s or 30s"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
 
 	// Role is whose pod: master, replica or sentinel (Redis, also a HeTu target's Redis back
 	// end), proxy (Redis mode proxy), hetu, custom. The pod is chosen when the fault is due:
@@ -63,7 +76,7 @@ type Fault struct {
 type FaultOutcome string
 
 const (
-	// FaultApplied means the pod was deleted.
+	// FaultApplied means the pod was deleted (kill, restart) or its pause was started.
 	FaultApplied FaultOutcome = "Applied"
 	// FaultFailed means the fault could not be applied (no pod held the role, or the delete
 	// failed); message says why.
@@ -108,6 +121,17 @@ type FaultStatus struct {
 	// README's "Fault injection"); absent when not measured.
 	// +optional
 	Failover *FailoverStatus `json:"failover,omitempty"`
+	// Duration is a pause's duration (spec.faults[].duration).
+	// +optional
+	Duration string `json:"duration,omitempty"`
+	// PausedTime and ResumedTime are when a pause stopped and continued the server's
+	// processes, as the pause container in the pod reported them (read when results are
+	// collected; absent when the pod was gone or the pause container had not ended).
+	// +optional
+	PausedTime *metav1.MicroTime `json:"pausedTime,omitempty"`
+	// ResumedTime is when the paused processes were continued.
+	// +optional
+	ResumedTime *metav1.MicroTime `json:"resumedTime,omitempty"`
 }
 
 // FailoverStatus is what the fault probe (runner 0 writing a numbered marker through the
