@@ -51,6 +51,9 @@ func measureFaults(run *v1alpha1.BenchmarkRun, obs *observation, merged *results
 			continue
 		}
 		t := fs.AppliedTime.UnixMilli()
+		if fs.PausedTime != nil { // the pause container's own time of the SIGSTOP
+			t = fs.PausedTime.UnixMilli()
+		}
 		fs.CallsPerSecond = callsAround(merged, fs.Scenario, t)
 		if probe != nil {
 			fs.Failover = failover(probe, t)
@@ -62,9 +65,9 @@ func measureFaults(run *v1alpha1.BenchmarkRun, obs *observation, merged *results
 func notApplied(run *v1alpha1.BenchmarkRun) {
 	for i, f := range run.Spec.Faults {
 		if faultStatusAt(run, i) == nil {
-			run.Status.Faults = append(run.Status.Faults, v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario,
-				Action: f.Action, Role: f.Role, Offset: f.Offset.Duration.String(), Outcome: v1alpha1.FaultNotApplied,
-				Message: "the load ended before the fault was due"})
+			fs := faultEntry(i, f)
+			fs.Outcome, fs.Message = v1alpha1.FaultNotApplied, "the load ended before the fault was due"
+			run.Status.Faults = append(run.Status.Faults, fs)
 		}
 	}
 	slices.SortFunc(run.Status.Faults, func(a, b v1alpha1.FaultStatus) int { return int(a.Index - b.Index) })
@@ -161,10 +164,19 @@ func renderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
 		if f.Outcome != v1alpha1.FaultApplied {
 			outcome += ": " + f.Message
 		}
+		action := string(f.Action)
+		if f.Duration != "" {
+			action += " " + f.Duration // a pause's duration
+		}
 		fmt.Fprintf(md, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.Index, f.Scenario, f.Offset,
-			f.Action, f.Role, f.Pod, applied, outcome, fo, failed, acked, lost)
+			action, f.Role, f.Pod, applied, outcome, fo, failed, acked, lost)
 	}
 	for _, f := range st.Faults {
+		if f.PausedTime != nil && f.ResumedTime != nil {
+			fmt.Fprintf(md, "\nFault %d: the server's processes were stopped from %s to %s (%v)\n", f.Index,
+				f.PausedTime.UTC().Format("15:04:05.000"), f.ResumedTime.UTC().Format("15:04:05.000"),
+				f.ResumedTime.Sub(f.PausedTime.Time).Round(time.Millisecond))
+		}
 		if len(f.CallsPerSecond) > 0 {
 			fmt.Fprintf(md, "\nFault %d: calls per second from %d s before to %d s after: %s\n", f.Index, faultTimelineBefore,
 				faultTimelineLen-faultTimelineBefore-1, strings.Trim(fmt.Sprint(f.CallsPerSecond), "[]"))
