@@ -18,7 +18,7 @@ import (
 //     replica, the fault probe reports the failover time and the acknowledged writes lost;
 //   - single: one Redis paused for 1 s: its calls per second show the gap.
 func TestFaultPause(t *testing.T) {
-	t.Run("ha-master-8s", func(t *testing.T) {
+	t.Run("ha-master-10s", func(t *testing.T) {
 		t.Parallel()
 		pauseHAMaster(t)
 	})
