@@ -9,6 +9,7 @@ package pause
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func Run(ctx context.Context, procRoot, containerID string, d time.Duration, kil
 				continue
 			}
 			if kerr := kill(pid, syscall.SIGSTOP); kerr != nil {
-				if kerr == syscall.ESRCH {
+				if errors.Is(kerr, syscall.ESRCH) {
 					continue // exited meanwhile
 				}
 				return rep, fmt.Errorf("SIGSTOP %d: %w", pid, kerr)
