@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,8 +148,8 @@ func pauseDone(pod string, d time.Duration) string {
 }
 
 // readPauses adds to each applied pause of status.faults what its pause container reported
-// (pausedTime, resumedTime), or fails the fault when the container reported an error. Pods
-// gone or containers not ended yet leave the entry as it is.
+// (pausedTime, resumedTime), or fails the fault when the container reported an error or was
+// never added. Pods gone or containers not ended yet leave the entry as it is.
 func (r *BenchmarkRunReconciler) readPauses(ctx context.Context, run *v1alpha1.BenchmarkRun) {
 	for i := range run.Status.Faults {
 		fs := &run.Status.Faults[i]
@@ -159,9 +160,15 @@ func (r *BenchmarkRunReconciler) readPauses(ctx context.Context, run *v1alpha1.B
 		if err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: fs.Pod}, &pod); err != nil {
 			continue
 		}
+		name := fmt.Sprintf("%s%d", pauseContainerPrefix, fs.Index)
+		if !slices.ContainsFunc(pod.Spec.EphemeralContainers, func(c corev1.EphemeralContainer) bool { return c.Name == name }) {
+			fs.Outcome = v1alpha1.FaultFailed // recorded, then the manager stopped before its patch
+			fs.Message = fmt.Sprintf("pod %s has no pause container %s: the manager stopped between recording the fault and adding it", fs.Pod, name)
+			continue
+		}
 		for _, cs := range pod.Status.EphemeralContainerStatuses {
 			term := cs.State.Terminated
-			if cs.Name != fmt.Sprintf("%s%d", pauseContainerPrefix, fs.Index) || term == nil {
+			if cs.Name != name || term == nil {
 				continue
 			}
 			if rep, ok := pause.ParseMessage(term.Message); ok {

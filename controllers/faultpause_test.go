@@ -243,3 +243,27 @@ func probeOutage(t *testing.T, e *env, run *v1alpha1.BenchmarkRun, from, to int6
 	}
 	e.setRunnerState(run, 0, map[string]string{runner.KeyFaultProbe: string(b)}, nil)
 }
+
+// TestFaultPauseNeverAdded: a pause recorded Applied whose container is not in the pod (the
+// manager stopped between the record and the patch) is reported Failed at collection, not
+// as a pause that happened.
+func TestFaultPauseNeverAdded(t *testing.T) {
+	e := newEnv(t)
+	run := e.startedRun(e.pauseRun("lost-pause"))
+	master := e.targetPod(run, "redis-master", 0, "master")
+	e.runningContainers(master)
+	fs := faultEntry(0, run.Spec.Faults[0])
+	fs.Outcome, fs.Pod, fs.AppliedTime = v1alpha1.FaultApplied, master.Name, &metav1.MicroTime{Time: e.clock.t}
+	rec := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: faultRecordName(run, 0), Namespace: e.ns}, Data: toRecord(&fs)}
+	if err := k8sClient.Create(e.ctx, &rec); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.t = e.r.loadStart(e.ctx, &step{run: run}).Add(11 * time.Second)
+	e.reconcile(run.Name) // rebuilds status.faults[0] from the record, adds nothing
+	e.clock.t = e.clock.t.Add(2 * time.Minute)
+	e.finishRunner(run, 0, 100)
+	done := e.until(run.Name, v1alpha1.PhaseSucceeded)
+	if f := done.Status.Faults[0]; f.Outcome != v1alpha1.FaultFailed || !strings.Contains(f.Message, "has no pause container benchrun-pause-0") {
+		t.Fatalf("a pause never added: %+v", f)
+	}
+}
