@@ -13,12 +13,12 @@ import (
 
 // TestFaultPause pauses Redis servers with SIGSTOP through the pause ephemeral container, in a
 // namespace enforcing the restricted Pod Security Standard, two runs side by side:
-//   - ha: the master of builtin HA (1 replica, 3 sentinels) paused for 10 s, longer than the
+//   - ha: the master of builtin HA (1 replica, 3 sentinels) paused for 12 s, longer than the
 //     sentinels' down-after (5 s), 10 s into a 40 s write load: the sentinels promote the
 //     replica, the fault probe reports the failover time and the acknowledged writes lost;
 //   - single: one Redis paused for 1 s: its calls per second show the gap.
 func TestFaultPause(t *testing.T) {
-	t.Run("ha-master-10s", func(t *testing.T) {
+	t.Run("ha-master-12s", func(t *testing.T) {
 		t.Parallel()
 		pauseHAMaster(t)
 	})
@@ -38,9 +38,7 @@ metadata:
 spec:
   target:
     redis:
-      mode: %s
-      replicas: %d
-      sentinels: %d
+      mode: %s%s
       provider: builtin
   load:
     workers: 2
@@ -55,7 +53,7 @@ spec:
   - {scenario: set, offset: 10s, action: pause, role: master, duration: %s}
   cleanup:
     policy: Never
-`, name, mode, map[string]int{"ha": 1}[mode], map[string]int{"ha": 3}[mode], d)
+`, name, mode, map[string]string{"ha": "\n      replicas: 1\n      sentinels: 3"}[mode], d)
 }
 
 // appliedPause checks the pause fault was applied on time to pod, and that the pause
@@ -82,16 +80,27 @@ func appliedPause(t *testing.T, run *v1alpha1.BenchmarkRun, pod string, d time.D
 	return f
 }
 
-// pauseHAMaster: a 10 s pause of the builtin HA master makes the sentinels promote the
+// pauseHAMaster: a 12 s pause of the builtin HA master makes the sentinels promote the
 // replica (the old master comes back as a replica); failover and lost writes are measured.
 func pauseHAMaster(t *testing.T) {
 	ns := newNamespace(t, "pause-ha")
-	apply(t, ns, pauseRunManifest("ha-pause", "ha", "10s"))
+	apply(t, ns, pauseRunManifest("ha-pause", "ha", "12s"))
 	run := waitPhase(t, ns, "ha-pause", runTimeout, v1alpha1.PhaseSucceeded)
 	recordTimings(t, run)
-	f := appliedPause(t, run, "ha-pause-g1-redis-master-0", 10*time.Second)
+	f := appliedPause(t, run, "ha-pause-g1-redis-master-0", 12*time.Second)
+	for i := range 3 { // what the sentinels saw and did (their events are the lines with #)
+		pod := fmt.Sprintf("ha-pause-g1-redis-sentinel-%d", i)
+		logs, _ := kubectl("", "-n", ns, "logs", pod)
+		var events []string
+		for _, l := range strings.Split(logs, "\n") {
+			if strings.Contains(l, " # ") {
+				events = append(events, l)
+			}
+		}
+		t.Logf("%s events:\n%s", pod, strings.Join(events, "\n"))
+	}
 	if role := redisCLI(t, ns, "ha-pause-g1-redis-replica-0", "role"); !strings.HasPrefix(role, "master") {
-		t.Errorf("the sentinels did not promote the replica during a 10 s pause of the master: role %q", role)
+		t.Errorf("the sentinels did not promote the replica during a 12 s pause of the master: role %q", role)
 	}
 	if role := redisCLI(t, ns, "ha-pause-g1-redis-master-0", "role"); !strings.HasPrefix(role, "slave") {
 		t.Errorf("the paused master did not come back as a replica: role %q", role)
@@ -104,7 +113,7 @@ func pauseHAMaster(t *testing.T) {
 	metric(t.Name(), "failover=%dms failedWrites=%d ackedBefore=%d lostBefore=%d late=%dms pausedAfterApplied=%dms calls=%d errors=%d callsPerSecond=%v",
 		fo.Milliseconds, fo.FailedWrites, fo.AckedBefore, fo.LostBefore, f.LateMs, f.PausedTime.Sub(f.AppliedTime.Time).Milliseconds(),
 		res.Calls, res.Errors, f.CallsPerSecond)
-	if md := checkReport(t, ns, run); !strings.Contains(md, "| pause 10s | master |") || !strings.Contains(md, "were stopped from") {
+	if md := checkReport(t, ns, run); !strings.Contains(md, "| pause 12s | master |") || !strings.Contains(md, "were stopped from") {
 		t.Errorf("report has no pause in its Faults section:\n%s", md)
 	}
 }
