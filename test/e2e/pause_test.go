@@ -74,7 +74,7 @@ func appliedPause(t *testing.T, run *v1alpha1.BenchmarkRun, pod string, d time.D
 	if got := f.ResumedTime.Sub(f.PausedTime.Time); got < d || got > d+time.Second {
 		t.Errorf("paused for %v, want %v", got, d)
 	}
-	if start := f.PausedTime.Sub(f.AppliedTime.Time); start < 0 || start > 5*time.Second {
+	if start := f.PausedTime.Sub(f.AppliedTime.Time); start < 0 || start > 10*time.Second { // measured 0.6-5.6 s on the shared 2-core VM
 		t.Errorf("the pause container stopped the server %v after the fault was applied", start)
 	}
 	return f
@@ -134,12 +134,16 @@ func pauseSingle(t *testing.T) {
 		before += c
 	}
 	before /= 4 // calls per second before the pause (the first second may be partial)
+	// The pause straddles the second it starts in (cps[5]) and the next: one of them lost at
+	// least half its calls, and both together about a second's worth (the rate of this host,
+	// shared by other jobs, varies by ±40 % from second to second).
 	var missing int64
 	for _, c := range cps[5:8] {
 		missing += max(0, before-c)
 	}
-	metric(t.Name(), "callsPerSecond=%v before=%d/s missing=%d (%.2f s of calls)", cps, before, missing, float64(missing)/float64(max(before, 1)))
-	if before == 0 || float64(missing) < 0.7*float64(before) {
-		t.Errorf("a 1 s pause left no gap of about a second's calls: %v (before %d/s, missing %d)", cps, before, missing)
+	low := min(cps[5], cps[6])
+	metric(t.Name(), "callsPerSecond=%v before=%d/s lowest=%d missing=%d (%.2f s of calls)", cps, before, low, missing, float64(missing)/float64(max(before, 1)))
+	if before == 0 || float64(low) > 0.6*float64(before) || float64(missing) < 0.5*float64(before) {
+		t.Errorf("a 1 s pause left no gap: %v (before %d/s, lowest %d, missing %d)", cps, before, low, missing)
 	}
 }
