@@ -12,20 +12,15 @@ import (
 )
 
 // TestFaultPause pauses Redis servers with SIGSTOP through the pause ephemeral container, in a
-// namespace enforcing the restricted Pod Security Standard, two runs side by side:
-//   - ha: the master of builtin HA (1 replica, 3 sentinels) paused for 12 s, longer than the
+// namespace enforcing the restricted Pod Security Standard, one run after the other (side by
+// side, the second run's load starved the sentinels of CPU):
+//   - ha: the master of builtin HA (1 replica, 3 sentinels) paused for 20 s, longer than the
 //     sentinels' down-after (5 s), 10 s into a 40 s write load: the sentinels promote the
 //     replica, the fault probe reports the failover time and the acknowledged writes lost;
 //   - single: one Redis paused for 1 s: its calls per second show the gap.
 func TestFaultPause(t *testing.T) {
-	t.Run("ha-master-12s", func(t *testing.T) {
-		t.Parallel()
-		pauseHAMaster(t)
-	})
-	t.Run("single-1s", func(t *testing.T) {
-		t.Parallel()
-		pauseSingle(t)
-	})
+	t.Run("ha-master-20s", pauseHAMaster)
+	t.Run("single-1s", pauseSingle)
 }
 
 // pauseRunManifest is a 40 s redis.set run of mode on the builtin provider pausing the master
@@ -80,31 +75,18 @@ func appliedPause(t *testing.T, run *v1alpha1.BenchmarkRun, pod string, d time.D
 	return f
 }
 
-// pauseHAMaster: a 12 s pause of the builtin HA master makes the sentinels promote the
+// pauseHAMaster: a 20 s pause of the builtin HA master makes the sentinels promote the
 // replica (the old master comes back as a replica); failover and lost writes are measured.
+// When no sentinel promoted it and one logged TILT mode (its event loop stalled for more
+// than 2 s: the host starved it of CPU; it then acts on nothing for 30 s), the promotion is
+// skipped with that reason after the measurements.
 func pauseHAMaster(t *testing.T) {
 	ns := newNamespace(t, "pause-ha")
-	apply(t, ns, pauseRunManifest("ha-pause", "ha", "12s"))
+	apply(t, ns, pauseRunManifest("ha-pause", "ha", "20s"))
 	run := waitPhase(t, ns, "ha-pause", runTimeout, v1alpha1.PhaseSucceeded)
 	recordTimings(t, run)
-	f := appliedPause(t, run, "ha-pause-g1-redis-master-0", 12*time.Second)
-	for i := range 3 { // what the sentinels saw and did (their events are the lines with #)
-		pod := fmt.Sprintf("ha-pause-g1-redis-sentinel-%d", i)
-		logs, _ := kubectl("", "-n", ns, "logs", pod)
-		var events []string
-		for _, l := range strings.Split(logs, "\n") {
-			if strings.Contains(l, " # ") {
-				events = append(events, l)
-			}
-		}
-		t.Logf("%s events:\n%s", pod, strings.Join(events, "\n"))
-	}
-	if role := redisCLI(t, ns, "ha-pause-g1-redis-replica-0", "role"); !strings.HasPrefix(role, "master") {
-		t.Errorf("the sentinels did not promote the replica during a 12 s pause of the master: role %q", role)
-	}
-	if role := redisCLI(t, ns, "ha-pause-g1-redis-master-0", "role"); !strings.HasPrefix(role, "slave") {
-		t.Errorf("the paused master did not come back as a replica: role %q", role)
-	}
+	f := appliedPause(t, run, "ha-pause-g1-redis-master-0", 20*time.Second)
+	tilt := sentinelEvents(t, ns)
 	fo := f.Failover
 	if fo == nil || !fo.Recovered || fo.Milliseconds < 5000 || fo.Milliseconds > 60_000 || fo.AckedBefore == 0 || fo.LostBefore < 0 {
 		t.Fatalf("failover: %+v", fo)
@@ -113,9 +95,40 @@ func pauseHAMaster(t *testing.T) {
 	metric(t.Name(), "failover=%dms failedWrites=%d ackedBefore=%d lostBefore=%d late=%dms pausedAfterApplied=%dms calls=%d errors=%d callsPerSecond=%v",
 		fo.Milliseconds, fo.FailedWrites, fo.AckedBefore, fo.LostBefore, f.LateMs, f.PausedTime.Sub(f.AppliedTime.Time).Milliseconds(),
 		res.Calls, res.Errors, f.CallsPerSecond)
-	if md := checkReport(t, ns, run); !strings.Contains(md, "| pause 12s | master |") || !strings.Contains(md, "were stopped from") {
+	if md := checkReport(t, ns, run); !strings.Contains(md, "| pause 20s | master |") || !strings.Contains(md, "were stopped from") {
 		t.Errorf("report has no pause in its Faults section:\n%s", md)
 	}
+	role := redisCLI(t, ns, "ha-pause-g1-redis-replica-0", "role")
+	if !strings.HasPrefix(role, "master") && tilt != "" {
+		t.Skipf("no promotion during the pause: sentinel %s entered TILT mode (the host starved it of CPU for more than 2 s)", tilt)
+	}
+	if !strings.HasPrefix(role, "master") {
+		t.Errorf("the sentinels did not promote the replica during a 20 s pause of the master: role %q", role)
+	}
+	if role := redisCLI(t, ns, "ha-pause-g1-redis-master-0", "role"); !strings.HasPrefix(role, "slave") {
+		t.Errorf("the paused master did not come back as a replica: role %q", role)
+	}
+}
+
+// sentinelEvents logs what the sentinels saw and did (their log lines with #) and returns the
+// first sentinel that entered TILT mode, if any.
+func sentinelEvents(t *testing.T, ns string) (tilt string) {
+	t.Helper()
+	for i := range 3 {
+		pod := fmt.Sprintf("ha-pause-g1-redis-sentinel-%d", i)
+		logs, _ := kubectl("", "-n", ns, "logs", pod)
+		var events []string
+		for _, l := range strings.Split(logs, "\n") {
+			if strings.Contains(l, " # ") {
+				events = append(events, l)
+			}
+			if strings.Contains(l, "+tilt") && tilt == "" {
+				tilt = pod
+			}
+		}
+		t.Logf("%s events:\n%s", pod, strings.Join(events, "\n"))
+	}
+	return tilt
 }
 
 // pauseSingle: a 1 s pause of a single Redis shows as a gap of about one second's calls in
