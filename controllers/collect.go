@@ -56,6 +56,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	st.Partial = sum.Partial
 	st.PartialReasons = sum.PartialReasons[:min(len(sum.PartialReasons), maxPartialReasons)]
 	st.Resources = r.resourceUsage(ctx, s, obs)
+	r.readPauses(ctx, s.run)          // faultpause.go: when each pause stopped and continued the server
 	measureFaults(s.run, obs, merged) // faultmeasure.go: failover and timeline per fault
 	failedThresholds := r.judge(s)
 	if err := r.writeReport(ctx, s, sum); err != nil {

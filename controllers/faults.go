@@ -22,7 +22,7 @@ import (
 
 // Fault injection (spec.faults): while the load runs, each fault is applied once when it is
 // due (load start + its scenario's start + offset): the pod holding its role at that moment
-// is deleted, with grace period 0 (kill) or its own (restart). A fault is recorded before its
+// is deleted, with grace period 0 (kill) or its own (restart), or paused (faultpause.go). A fault is recorded before its
 // pod is deleted, in a ConfigMap created only once (<prefix>-fault-<i>), so a status patch
 // that conflicts or an operator restart never applies it twice; status.faults is rebuilt from
 // those ConfigMaps. The failover measured around each fault is added when results are
@@ -86,6 +86,15 @@ func (r *BenchmarkRunReconciler) loadStart(ctx context.Context, s *step) time.Ti
 	return s.run.Status.LoadStartTime.Time
 }
 
+// faultEntry is the status entry of fault i before it is applied: its spec.
+func faultEntry(i int, f v1alpha1.Fault) v1alpha1.FaultStatus {
+	fs := v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario, Action: f.Action, Role: f.Role, Offset: f.Offset.Duration.String()}
+	if f.Duration != nil {
+		fs.Duration = f.Duration.Duration.String()
+	}
+	return fs
+}
+
 // faultStatusAt is status.faults' entry of fault i, if any.
 func faultStatusAt(run *v1alpha1.BenchmarkRun, i int) *v1alpha1.FaultStatus {
 	for j := range run.Status.Faults {
@@ -106,7 +115,7 @@ func faultRecordName(run *v1alpha1.BenchmarkRun, i int) string {
 // an earlier step whose status patch was lost) it only rebuilds the status entry from it.
 func (r *BenchmarkRunReconciler) applyFault(ctx context.Context, s *step, i int, due time.Time) (v1alpha1.FaultStatus, error) {
 	run, f := s.run, s.run.Spec.Faults[i]
-	fs := v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario, Action: f.Action, Role: f.Role, Offset: f.Offset.Duration.String()}
+	fs := faultEntry(i, f)
 	var rec corev1.ConfigMap
 	key := client.ObjectKey{Namespace: run.Namespace, Name: faultRecordName(run, i)}
 	if err := r.uncached().Get(ctx, key, &rec); err == nil {
@@ -121,11 +130,15 @@ func (r *BenchmarkRunReconciler) applyFault(ctx context.Context, s *step, i int,
 	fs.AppliedTime = &metav1.MicroTime{Time: now}
 	fs.LateMs = max(0, now.Sub(due).Milliseconds())
 	fs.Outcome = v1alpha1.FaultApplied
+	if podErr == nil && f.Action == v1alpha1.FaultPause {
+		_, podErr = r.pauseContainer(pod, i, f.Duration.Duration) // faultpause.go: can it be paused?
+	}
 	if podErr != nil {
 		fs.Outcome, fs.Message = v1alpha1.FaultFailed, boundText(podErr.Error(), 512)
+		pod = nil
 	} else {
 		fs.Pod = pod.Name
-		fs.Message = faultDone(f.Action, pod.Name)
+		fs.Message = faultDone(f, pod.Name)
 	}
 	rec = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
 		Labels: runLabels(run, run.Generation)}, Data: toRecord(&fs)}
@@ -137,14 +150,22 @@ func (r *BenchmarkRunReconciler) applyFault(ctx context.Context, s *step, i int,
 		return fs, fmt.Errorf("recording fault %d: %w", i, err) // AlreadyExists: another worker won; next step reads it
 	}
 	if pod != nil {
-		if err := r.deleteFaultPod(ctx, pod, f.Action); err != nil {
-			fs.Outcome, fs.Message = v1alpha1.FaultFailed, boundText(fmt.Sprintf("deleting pod %s: %v", pod.Name, err), 512)
+		if err := r.actOnPod(ctx, pod, i, f); err != nil {
+			fs.Outcome, fs.Message = v1alpha1.FaultFailed, boundText(fmt.Sprintf("%s pod %s: %v", f.Action, pod.Name, err), 512)
 			rec.Data = toRecord(&fs)
 			_ = r.Update(ctx, &rec) // best effort: the status below says it anyway
 		}
 	}
 	s.faultEvent(&fs)
 	return fs, nil
+}
+
+// actOnPod applies fault i to pod: starts its pause, or deletes it.
+func (r *BenchmarkRunReconciler) actOnPod(ctx context.Context, pod *corev1.Pod, i int, f v1alpha1.Fault) error {
+	if f.Action == v1alpha1.FaultPause {
+		return r.startPause(ctx, pod, i, f.Duration.Duration)
+	}
+	return r.deleteFaultPod(ctx, pod, f.Action)
 }
 
 // faultPod resolves role to the pod the fault acts on now.
@@ -167,8 +188,11 @@ func (r *BenchmarkRunReconciler) deleteFaultPod(ctx context.Context, pod *corev1
 }
 
 // faultDone describes an applied fault.
-func faultDone(action v1alpha1.FaultAction, pod string) string {
-	if action == v1alpha1.FaultKill {
+func faultDone(f v1alpha1.Fault, pod string) string {
+	if f.Action == v1alpha1.FaultPause {
+		return pauseDone(pod, f.Duration.Duration)
+	}
+	if f.Action == v1alpha1.FaultKill {
 		return "pod " + pod + " deleted with grace period 0"
 	}
 	return "pod " + pod + " deleted gracefully"

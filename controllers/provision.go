@@ -37,6 +37,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
 			return false, nil
 		}
+		sharePIDs(run, t, objs) // faultpause.go: pods a pause fault acts on share their process namespace
 		staged, _ := t.(target.Staged)
 		for _, obj := range objs {
 			if staged != nil && staged.Deferred(obj) {
@@ -98,6 +99,7 @@ func (r *BenchmarkRunReconciler) createDeferred(ctx context.Context, run *v1alph
 	if err != nil {
 		return err
 	}
+	sharePIDs(run, t, objs)
 	var deferred []client.Object
 	for _, obj := range objs {
 		if staged.Deferred(obj) {

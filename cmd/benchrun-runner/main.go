@@ -2,7 +2,8 @@
 // barrier, runs k6 and stores the result document in its result ConfigMap (internal/runner).
 // `benchrun-runner redis-role` is the sidecar that keeps a builtin Redis pod's role label
 // current (internal/redisrole). `benchrun-runner wait-redis ADDR...` is an init container
-// that waits until every Redis server a proxy routes to answers PING.
+// that waits until every Redis server a proxy routes to answers PING. `benchrun-runner pause
+// --container-id ID --for D` is the ephemeral container of a pause fault (internal/pause).
 package main
 
 import (
@@ -27,6 +28,10 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "redis-role" {
 		redisRole()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "pause" {
+		pauseContainer(os.Args[2:])
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "wait-redis" {

@@ -215,9 +215,10 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 		if err := os.WriteFile(filepath.Join(dir, "redis.conf.in"), []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// The pod's network namespace and emptyDir: its own address, its own data directory.
+		// The pod's network namespace and emptyDir: its own address (also the source of its
+		// connections: sentinels announce that one to each other), its own data directory.
 		for name, extra := range map[string]string{"redis-server": "", "redis-sentinel": " --sentinel"} {
-			wrapper := fmt.Sprintf("#!/bin/sh\nexec %s \"$@\"%s --bind %s --dir %s\n", e.redisServer, extra, p.ip, dir)
+			wrapper := fmt.Sprintf("#!/bin/sh\nexec %s \"$@\"%s --bind %s --bind-source-addr %s --dir %s\n", e.redisServer, extra, p.ip, p.ip, dir)
 			if err := os.WriteFile(filepath.Join(dir, "bin", name), []byte(wrapper), 0o755); err != nil {
 				t.Fatal(err)
 			}

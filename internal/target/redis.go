@@ -249,7 +249,7 @@ func (r *redis) builtinObjects() []client.Object {
 		objs = append(objs, r.roleAccess()...)
 	}
 	if r.sentinels > 0 {
-		objs = append(objs, r.sentinel(masterHost), r.service(r.sentinelSvc(), "sentinel", sentinelPort))
+		objs = append(objs, r.sentinel(masterHost, masterService), r.service(r.sentinelSvc(), "sentinel", sentinelPort))
 	}
 	return objs
 }
@@ -416,8 +416,13 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 	return statefulSet(o.meta(suffix, component), naming.Name(o.Prefix, r.name+"-hl"), replicas, labels, pod)
 }
 
-// sentinel is the StatefulSet of the sentinels watching the master.
-func (r *redis) sentinel(masterHost string) *appsv1.StatefulSet {
+// sentinel is the StatefulSet of the sentinels watching the master. A sentinel starts once
+// the master answers through its Service (a name that resolves as soon as the Service
+// exists): by then the master pod's own DNS name is published. Started before, a sentinel
+// looked that name up too early; CoreDNS cached the miss for 30 s, and the sentinel, its
+// event loop blocked by the failing lookups (TILT mode: no failover for another 30 s),
+// monitored nothing for the first minute of a run.
+func (r *redis) sentinel(masterHost, masterService string) *appsv1.StatefulSet {
 	o := r.o
 	labels := o.withLabels("sentinel")
 	script := fmt.Sprintf(`set -e
@@ -431,9 +436,10 @@ sentinel monitor %s %s %d %d
 sentinel down-after-milliseconds %s 5000
 sentinel failover-timeout %s 10000
 EOF
-%sexec redis-sentinel /tmp/sentinel.conf
+%suntil redis-cli -h %s -p %d ping 2>&1 | grep -q -e PONG -e NOAUTH; do sleep 0.5; done
+exec redis-sentinel /tmp/sentinel.conf
 `, sentinelPort, masterGroup, masterHost, redisPort, r.sentinels/2+1, masterGroup, masterGroup,
-		appendPasswordConf("/tmp/sentinel.conf", "sentinel auth-pass "+masterGroup))
+		appendPasswordConf("/tmp/sentinel.conf", "sentinel auth-pass "+masterGroup), masterService, redisPort)
 	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	placementPod(&r.spec.Placement, &pod)
 	pod.Containers = []corev1.Container{{

@@ -2,13 +2,15 @@ package chart
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestRunnerIsolationPolicyDryRun: on a cluster serving ValidatingAdmissionPolicy the chart
-// renders the runner-isolation policy and its binding, and the API server accepts both
+// renders the runner-isolation and pause-containers policies and their bindings, and the API
+// server accepts them
 // (server-side dry-run, strict field validation: the CEL expressions compile); without that
 // API (helm template's default capabilities, clusters before 1.30) it renders neither.
 func TestRunnerIsolationPolicyDryRun(t *testing.T) {
@@ -21,7 +23,7 @@ func TestRunnerIsolationPolicyDryRun(t *testing.T) {
 	for _, o := range objects(t, out) {
 		switch o.GetKind() {
 		case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
-			kinds[o.GetKind()]++
+			kinds[o.GetKind()+" "+strings.TrimPrefix(o.GetName(), "rel-benchrun-")]++
 			warnings.take()
 			if err := k8s.Create(ctx, o, client.DryRunAll, client.FieldValidation("Strict")); err != nil {
 				t.Errorf("%s %s: server-side dry-run: %v", o.GetKind(), o.GetName(), err)
@@ -31,8 +33,10 @@ func TestRunnerIsolationPolicyDryRun(t *testing.T) {
 			}
 		}
 	}
-	if kinds["ValidatingAdmissionPolicy"] != 1 || kinds["ValidatingAdmissionPolicyBinding"] != 1 {
-		t.Fatalf("rendered %v: want the runner-isolation policy and binding", kinds)
+	for _, name := range []string{"runner-isolation", "pause-containers"} {
+		if kinds["ValidatingAdmissionPolicy "+name] != 1 || kinds["ValidatingAdmissionPolicyBinding "+name] != 1 {
+			t.Fatalf("rendered %v: want the %s policy and binding", kinds, name)
+		}
 	}
 	out, err = render(t, "chart-isolation")
 	if err != nil {
