@@ -203,20 +203,18 @@ controlplane() {
     --bind-address=127.0.0.1 --leader-elect=false --v=1
 }
 
-host_network() {
-  record_sysctls
-  # pod -> ClusterIP -> pod on the same bridge is routed and DNATed: needs forwarding and
-  # bridged traffic through iptables (br_netfilter is built into this kernel)
-  [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter
-  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
-  mkdir -p "$DATA/cni/net.d"
-  write_if_changed "$DATA/cni/net.d/10-benchrun.conflist" <<EOF
+# The configuration files of a node (node 1 here, node 2 in node2.sh), printed for
+# write_if_changed; each node's own lines are passed in.
+
+# cni_conflist NAME SUBNET: the bridge network of a node's pods (cni0 in its network namespace)
+cni_conflist() {
+  cat <<EOF
 {
   "cniVersion": "0.4.0",
-  "name": "benchrun",
+  "name": "$1",
   "plugins": [
     {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$NODE_POD_CIDR"}]],
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$2"}]],
               "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$DATA/cni/ipam"}},
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
@@ -224,21 +222,22 @@ host_network() {
 EOF
 }
 
-runtime() {
-  mkdir -p "$DATA/containerd" "$RUN"
-  write_if_changed "$DATA/containerd/config.toml" <<EOF
+# containerd_config [TOP] [CRI] [RUNC]: containerd for DATA, RUN and SOCK; TOP, CRI and RUNC are
+# extra lines (each ending in a newline) at the top level, in the CRI plugin and in runc's options
+containerd_config() {
+  cat <<EOF
 version = 2
 root = "$DATA/containerd/root"
 state = "$RUN/state"
 [grpc]
   address = "$SOCK"
-[plugins."io.containerd.grpc.v1.cri"]
+${1:-}[plugins."io.containerd.grpc.v1.cri"]
   # our own pause image: nothing can be pulled
   sandbox_image = "$PAUSE_IMAGE"
   # root here lacks CAP_SYS_RESOURCE, so runc cannot set the sandbox's oom_score_adj=-998
   # ("can't get final child's PID from pipe: EOF"): clamp to containerd's own value
   restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
+${2:-}  [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
@@ -246,10 +245,71 @@ state = "$RUN/state"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         # cgroup v1 without systemd: cgroupfs, like the kubelet
         SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
+${3:-}  [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$DATA/cni/net.d"
 EOF
+}
+
+# kubelet_config SERVING [CGROUPS] [NODE]: the kubelet of SOCK with the serving certificate
+# PKI/SERVING.crt; CGROUPS and NODE are extra lines (each ending in a newline) after the cgroup
+# settings and before the image settings
+kubelet_config() {
+  cat <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://$SOCK
+# cgroup v1, no systemd (1.35 would need failCgroupV1: false to start at all)
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+${2:-}authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: "$PKI/ca.crt"}
+authorization: {mode: Webhook}
+tlsCertFile: "$PKI/$1.crt"
+tlsPrivateKeyFile: "$PKI/$1.key"
+clusterDomain: cluster.local
+clusterDNS: [$DNS_IP]
+resolvConf: /etc/resolv.conf
+podLogsDirectory: "$DATA/pod-logs"
+${3:-}# images are imported locally and cannot be pulled again: never garbage-collect them
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+serializeImagePulls: false
+EOF
+}
+
+# kube_proxy_config KUBECONFIG NODE: kube-proxy (iptables mode) of node NODE
+kube_proxy_config() {
+  cat <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: "$1"}
+mode: iptables
+clusterCIDR: "$POD_CIDR"
+hostnameOverride: "$2"
+conntrack: {maxPerCore: 0}
+metricsBindAddress: 127.0.0.1:10249
+healthzBindAddress: 127.0.0.1:10256
+EOF
+}
+
+host_network() {
+  record_sysctls
+  # pod -> ClusterIP -> pod on the same bridge is routed and DNATed: needs forwarding and
+  # bridged traffic through iptables (br_netfilter is built into this kernel)
+  [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter
+  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+  mkdir -p "$DATA/cni/net.d"
+  cni_conflist benchrun "$NODE_POD_CIDR" | write_if_changed "$DATA/cni/net.d/10-benchrun.conflist"
+}
+
+runtime() {
+  mkdir -p "$DATA/containerd" "$RUN"
+  containerd_config "" "" "" | write_if_changed "$DATA/containerd/config.toml"
   start containerd containerd --config "$DATA/containerd/config.toml"
   wait_for "containerd" 60 ctr --address "$SOCK" version
 }
@@ -276,47 +336,12 @@ node() {
   # up builds and imports CoreDNS before this: a cluster without DNS (service and per-pod
   # names unresolvable) must not come up looking healthy
   has_image "$COREDNS_IMAGE" || die "containerd lacks $COREDNS_IMAGE (hack/images/build.sh coredns; cluster.sh load)"
-  local dns="[$DNS_IP]"
-  write_if_changed "$DATA/kubelet-config.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-containerRuntimeEndpoint: unix://$SOCK
-# cgroup v1, no systemd (1.35 would need failCgroupV1: false to start at all)
-cgroupDriver: cgroupfs
-failCgroupV1: false
-failSwapOn: false
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: true}
-  x509: {clientCAFile: "$PKI/ca.crt"}
-authorization: {mode: Webhook}
-tlsCertFile: "$PKI/kubelet-serving.crt"
-tlsPrivateKeyFile: "$PKI/kubelet-serving.key"
-clusterDomain: cluster.local
-clusterDNS: $dns
-resolvConf: /etc/resolv.conf
-podLogsDirectory: "$DATA/pod-logs"
-podCIDR: "$NODE_POD_CIDR"
-# images are imported locally and cannot be pulled again: never garbage-collect them
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
-serializeImagePulls: false
-EOF
+  kubelet_config kubelet-serving "" "podCIDR: \"$NODE_POD_CIDR\"
+" | write_if_changed "$DATA/kubelet-config.yaml"
   start kubelet "$BIN/kubelet" --config="$DATA/kubelet-config.yaml" \
     --kubeconfig="$KC/kubelet.kubeconfig" --root-dir="$DATA/kubelet" \
     --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=1
-  write_if_changed "$DATA/kube-proxy-config.yaml" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: "$KC/kube-proxy.kubeconfig"}
-mode: iptables
-clusterCIDR: "$POD_CIDR"
-hostnameOverride: "$NODE_NAME"
-conntrack: {maxPerCore: 0}
-metricsBindAddress: 127.0.0.1:10249
-healthzBindAddress: 127.0.0.1:10256
-EOF
+  kube_proxy_config "$KC/kube-proxy.kubeconfig" "$NODE_NAME" | write_if_changed "$DATA/kube-proxy-config.yaml"
   start kube-proxy "$BIN/kube-proxy" --config="$DATA/kube-proxy-config.yaml" --v=1
   wait_for "node $NODE_NAME Ready" 180 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
   sed "s|@IMAGE@|$COREDNS_IMAGE|; s|@DNS_IP@|$DNS_IP|" "$HERE/coredns.yaml" | kubectl apply -f - >/dev/null

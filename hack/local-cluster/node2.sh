@@ -105,31 +105,12 @@ n2_certs() {
 
 n2_runtime() {
   mkdir -p "$DATA/containerd" "$RUN" "$DATA/cni/net.d"
-  write_if_changed "$DATA/containerd/config.toml" <<EOF
-version = 2
-root = "$DATA/containerd/root"
-state = "$RUN/state"
-[grpc]
-  address = "$SOCK"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$DATA/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
-  restrict_oom_score_adj = true
-  # pod network namespaces under our state dir, not /run/netns (node 1's)
-  netns_mounts_under_state_dir = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "$RUN/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$DATA/cni/net.d"
-EOF
+  # pod network namespaces under our state dir, not /run/netns (node 1's); our own runc root
+  containerd_config "[plugins.\"io.containerd.internal.v1.opt\"]
+  path = \"$DATA/containerd/opt\"
+" "  netns_mounts_under_state_dir = true
+" "        Root = \"$RUN/runc\"
+" | write_if_changed "$DATA/containerd/config.toml"
   start containerd nsenter --net="$NSPATH" -- containerd --config "$DATA/containerd/config.toml"
   wait_for "containerd (node2)" 60 ctr --address "$SOCK" version
   import_images "$IMAGES/pause.tar" "$IMAGES/runner.tar"
@@ -138,47 +119,15 @@ EOF
 
 n2_kubelet() {
   mkdir -p "$DATA/kubelet" "$DATA/pod-logs"
-  write_if_changed "$DATA/kubelet-config.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-containerRuntimeEndpoint: unix://$SOCK
-cgroupDriver: cgroupfs
-failCgroupV1: false
-failSwapOn: false
-# node 1's kubelet owns /kubepods; this one never touches it (nor node 1 this one's)
-cgroupRoot: "$CGROUP_ROOT"
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: true}
-  x509: {clientCAFile: "$PKI/ca.crt"}
-authorization: {mode: Webhook}
-tlsCertFile: "$PKI/node2-kubelet-serving.crt"
-tlsPrivateKeyFile: "$PKI/node2-kubelet-serving.key"
-clusterDomain: cluster.local
-clusterDNS: [$DNS_IP]
-resolvConf: /etc/resolv.conf
-podLogsDirectory: "$DATA/pod-logs"
-registerWithTaints:
-- {key: benchrun.io/load, value: "true", effect: NoSchedule}
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
-serializeImagePulls: false
-EOF
+  # node 1's kubelet owns /kubepods; this one never touches it (nor node 1 this one's)
+  kubelet_config node2-kubelet-serving "cgroupRoot: \"$CGROUP_ROOT\"
+" "registerWithTaints:
+- {key: benchrun.io/load, value: \"true\", effect: NoSchedule}
+" | write_if_changed "$DATA/kubelet-config.yaml"
   start kubelet nsenter --net="$NSPATH" -- "$BIN/kubelet" --config="$DATA/kubelet-config.yaml" \
     --kubeconfig="$DATA/node2-kubelet.kubeconfig" --root-dir="$DATA/kubelet" \
     --hostname-override="$NODE2_NAME" --node-ip="$NODE2_IP" --v=1
-  write_if_changed "$DATA/kube-proxy-config.yaml" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: "$DATA/kube-proxy.kubeconfig"}
-mode: iptables
-clusterCIDR: "$POD_CIDR"
-hostnameOverride: "$NODE2_NAME"
-conntrack: {maxPerCore: 0}
-metricsBindAddress: 127.0.0.1:10249
-healthzBindAddress: 127.0.0.1:10256
-EOF
+  kube_proxy_config "$DATA/kube-proxy.kubeconfig" "$NODE2_NAME" | write_if_changed "$DATA/kube-proxy-config.yaml"
   start kube-proxy nsenter --net="$NSPATH" -- "$BIN/kube-proxy" --config="$DATA/kube-proxy-config.yaml" --v=1
 }
 
@@ -197,19 +146,7 @@ n2_pod_network() {
   # written in place, not renamed into the directory: containerd 1.6 reloads its CNI config on
   # a Write event and ignores Create (a rename), and it started before the CIDR was known
   local conf="$DATA/cni/net.d/10-benchrun.conflist" c
-  c=$(cat <<EOF
-{
-  "cniVersion": "0.4.0",
-  "name": "benchrun-node2",
-  "plugins": [
-    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$cidr"}]],
-              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$DATA/cni/ipam"}},
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-EOF
-)
+  c=$(cni_conflist benchrun-node2 "$cidr")
   [ "$c" = "$(cat "$conf" 2>/dev/null)" ] || printf '%s\n' "$c" > "$conf"
   ip route replace "$cidr" via "$NODE2_IP" dev "$VETH_HOST"
   echo "$cidr" > "$DATA/pod-cidr"
