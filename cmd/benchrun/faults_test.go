@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
-	"github.com/benchrun/benchrun/internal/local"
 )
 
 // faultRun is a Redis run with one pause of the master: redis target fields, load duration,
@@ -161,12 +160,7 @@ func TestRunFaultPauseHAFailover(t *testing.T) {
 // applied, the timeline shows the calls collapse, and nothing is left afterwards.
 func TestRunFaultKillHeTu(t *testing.T) {
 	needRedis(t)
-	if os.Geteuid() != 0 {
-		t.Skip("a local HeTu target needs root")
-	}
-	if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
-		t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
-	}
+	needHeTu(t)
 	file := writeFile(t, "hetu.yaml", `apiVersion: bench.benchrun.io/v1alpha1
 kind: BenchmarkRun
 metadata:

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/benchrun/benchrun/internal/local"
 )
 
 const hetuAppRun = `apiVersion: v1
@@ -61,12 +58,7 @@ spec:
 // greet('42...') gets a string argument and returns "hi 42".
 func TestRunHeTuUserApp(t *testing.T) {
 	needRedis(t)
-	if os.Geteuid() != 0 {
-		t.Skip("a local HeTu target needs root")
-	}
-	if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
-		t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
-	}
+	needHeTu(t)
 	file := writeFile(t, "hetu-app.yaml", hetuAppRun)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--out-dir", out)

@@ -67,12 +67,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "hetu" {
-				if os.Geteuid() != 0 {
-					t.Skip("a local HeTu target needs root")
-				}
-				if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
-					t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
-				}
+				needHeTu(t)
 			}
 			tmp := t.TempDir() // TMPDIR of both runs
 			env := []string{"TMPDIR=" + tmp}

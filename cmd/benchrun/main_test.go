@@ -567,16 +567,23 @@ func mustRead(t *testing.T, path string) string {
 	return string(b)
 }
 
-// TestRunHeTu runs the four HeTu RPC scenarios against two servers of the real HeTu bench
-// app (VUs spread over both) on one Redis back end.
-func TestRunHeTu(t *testing.T) {
-	needRedis(t)
+// needHeTu skips t unless a local HeTu target can run here: as root, with the HeTu runtime
+// built (hack/hetu-runtime.sh).
+func needHeTu(t *testing.T) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("a local HeTu target needs root")
 	}
 	if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
 		t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
 	}
+}
+
+// TestRunHeTu runs the four HeTu RPC scenarios against two servers of the real HeTu bench
+// app (VUs spread over both) on one Redis back end.
+func TestRunHeTu(t *testing.T) {
+	needRedis(t)
+	needHeTu(t)
 	file := writeFile(t, "hetu.yaml", `apiVersion: bench.benchrun.io/v1alpha1
 kind: BenchmarkRun
 metadata:

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/internal/echo"
-	"github.com/benchrun/benchrun/internal/local"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -197,12 +196,7 @@ spec:
 // server (all packet layers): each at its rate within 1 %, no call failed.
 func TestRunOpenHeTu(t *testing.T) {
 	needRedis(t)
-	if os.Geteuid() != 0 {
-		t.Skip("a local HeTu target needs root")
-	}
-	if _, err := os.Stat(filepath.Join(local.DefaultHeTuRootfs(), ".benchrun-venv")); err != nil {
-		t.Skip("HeTu runtime not built (hack/hetu-runtime.sh)")
-	}
+	needHeTu(t)
 	file := writeFile(t, "run.yaml", openHeTuRun)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--out-dir", out)
