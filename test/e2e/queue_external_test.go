@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -38,15 +39,19 @@ func TestExternalTargetQueue(t *testing.T) {
 		externalQueueRun("q-second", strings.ToUpper(addr[:9])+addr[9:], "")+"---\n"+
 		externalQueueRun("q-optout", addr, "\n      exclusive: false"))
 	second := waitPhase(t, ns, "q-second", runTimeout, v1alpha1.PhaseQueued)
-	for i := 0; i < 10; i++ { // the condition comes with or right after the phase
-		if c := meta.FindStatusCondition(second.Status.Conditions, v1alpha1.ConditionQueued); c != nil && c.Status == "True" {
+	// The three are applied at once, so q-second may first queue behind a q-first that has
+	// not taken the endpoint yet ("position 2 of 2 …; run q-first is next"); once q-first
+	// holds it, q-second is first in line and its condition names the holder.
+	want := "position 1 of 1 waiting for external target " + addr + "; run q-first holds it"
+	var c *metav1.Condition
+	for i := 0; i < 20; i++ {
+		c = meta.FindStatusCondition(second.Status.Conditions, v1alpha1.ConditionQueued)
+		if c != nil && c.Status == "True" && c.Message == want {
 			break
 		}
 		time.Sleep(time.Second)
 		second = getRun(t, ns, "q-second")
 	}
-	c := meta.FindStatusCondition(second.Status.Conditions, v1alpha1.ConditionQueued)
-	want := "position 1 of 1 waiting for external target " + addr + "; run q-first holds it"
 	if c == nil || c.Reason != "WaitingForTarget" || c.Message != want {
 		t.Errorf("q-second Queued condition %+v, want WaitingForTarget %q", c, want)
 	}
