@@ -109,8 +109,21 @@ cp /etc/camellia/application.yml /tmp/camellia/application.yml
 ` + proxyPasswordEnv + `=$(LC_ALL=C awk '` + springAwk + `'; printf x)
 export ` + proxyPasswordEnv + `="${` + proxyPasswordEnv + `%x}"
 export LC_ALL=C.UTF-8
-exec java --add-opens java.base/java.lang=ALL-UNNAMED -cp '/opt/camellia/lib/*' io.benchrun.proxy.Main --spring.config.location=file:/tmp/camellia/application.yml
+exec java -Djava.security.properties=/etc/camellia/` + proxyJavaSecurityKey + ` --add-opens java.base/java.lang=ALL-UNNAMED -cp '/opt/camellia/lib/*' io.benchrun.proxy.Main --spring.config.location=file:/tmp/camellia/application.yml
 `
+
+// proxyJavaSecurityKey is the proxy ConfigMap's java.security overrides (proxyJavaSecurity),
+// mounted at /etc/camellia and appended to the JVM's security properties.
+const proxyJavaSecurityKey = "java.security"
+
+// proxyJavaSecurity shortens the JVM's DNS cache. camellia reaches its upstreams by the
+// pods' stable names (proxyUpstreams), whose addresses change when a pod is recreated (a
+// killed master comes back with a new IP under the same name). The JVM keeps a name's
+// address for 30 s (networkaddress.cache.ttl, unset in Java 17: 30 s without a security
+// manager) and a failed lookup for 10 s (negative.ttl, java.security), so camellia kept
+// dialling the dead pod's address for up to 30 s after the new pod was up. Names are looked
+// up only when camellia opens an upstream connection, so a 1 s cache costs nothing.
+const proxyJavaSecurity = "networkaddress.cache.ttl=1\nnetworkaddress.cache.negative.ttl=0\n"
 
 // proxyRoutes is camellia's route table: writes to the master, reads as the read policy
 // says. Several read servers go in a "random" read list: camellia picks one for every
@@ -255,7 +268,8 @@ func (r *redis) proxyObjects() []client.Object {
 		replicas = 1
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: o.meta(proxySuffix+"-config", "proxy-config"), Data: map[string]string{
-		"application.yml": r.proxyApplication(), "resource-table.json": r.proxyRoutes()}}
+		"application.yml": r.proxyApplication(), "resource-table.json": r.proxyRoutes(),
+		proxyJavaSecurityKey: proxyJavaSecurity}}
 	labels := o.withLabels("proxy")
 	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&spec.Placement, &pod)
