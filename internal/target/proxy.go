@@ -154,11 +154,15 @@ func (r *redis) proxyRoutes() string {
 
 // proxyUpstreams are the write address and the read addresses of the read policy.
 //
-// Builtin servers are addressed by their stable per-pod names under the headless governing
-// Service (<pod>.<prefix>-redis-hl.<ns>.svc): a proxy target has no sentinels (the API
-// allows them only in mode ha), so its master never moves and static routes follow the
-// topology; camellia's sentinel-aware URLs (redis-sentinel://, redis-sentinel-slaves://)
-// have nothing to watch here. With the redis-operator, which pod is the master is the
+// Builtin replicas are addressed by their stable per-pod names under the headless governing
+// Service (<pod>.<prefix>-redis-hl.<ns>.svc) and the master by its role-following master
+// Service: a proxy target has no sentinels (the API allows them only in mode ha), so
+// camellia's sentinel-aware URLs (redis-sentinel://, redis-sentinel-slaves://) have nothing
+// to watch, and the master is always master-0. A killed master-0 comes back with a new
+// address under its per-pod name, which CoreDNS answers from its cache (ttl 30: the old
+// address, or the miss while no pod was published) for up to 30 s; the Service's address
+// never changes and kube-proxy routes it to the new pod as soon as its redis-role sidecar
+// labels it (TestFaultThroughProxy). With the redis-operator, which pod is the master is the
 // operator's choice: writes and replica reads go through its role Services, and
 // replicas-and-master reads through every pod's name (<name>-<i>.<name>-headless).
 func (r *redis) proxyUpstreams() (write string, reads []string) {
@@ -183,7 +187,7 @@ func (r *redis) proxyUpstreams() (write string, reads []string) {
 		}
 		return write, []string{r.svc(r.name+"-replica", redisPort)}
 	}
-	write = pod(r.masterSvc(), r.name+"-hl", 0)
+	write = r.svc(r.masterSvc(), redisPort)
 	switch policy {
 	case v1alpha1.ReadMaster:
 		return write, []string{write}

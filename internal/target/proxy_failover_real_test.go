@@ -16,14 +16,13 @@ import (
 	"github.com/benchrun/benchrun/internal/resp"
 )
 
-// TestProxyRealMasterMoves: camellia follows a master that comes back under its stable pod
-// name with a new address (a killed master pod is recreated by its StatefulSet with a new
-// IP; a proxy target has no sentinels). The master is stopped and started on a new loopback
-// address twice, /etc/hosts of every emulated pod and of the proxy updated at once (as the
-// headless Service's DNS record is); writes through the proxy must succeed again within
-// 10 s of the new master listening. The second move comes right after the proxy looked the
-// name up again, which is what the JVM's default 30 s DNS cache (proxyJavaSecurity) turned
-// into a 30 s outage.
+// TestProxyRealMasterMoves: camellia follows an upstream name whose address changes (in a
+// cluster: a replica's per-pod name when its pod is recreated, or any name camellia is given).
+// The master is stopped and started on a new loopback address twice, /etc/hosts of every
+// emulated pod and of the proxy updated at once (its pod and master Service names); writes
+// through the proxy must succeed again within 10 s of the new master listening. The second
+// move comes right after the proxy looked the name up again, which the JVM's default 30 s
+// DNS cache (proxyJavaSecurity) turned into a 30 s outage.
 func TestProxyRealMasterMoves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes; not with -short")

@@ -11,8 +11,8 @@ import (
 
 // TestFaultThroughProxy: faults on a builtin proxy target (master + 1 replica behind 2
 // camellia proxies) under a 60 s write load whose fault probe writes through the proxy
-// Service: the master killed at 10 s (it comes back under the same pod name with a new
-// address, which camellia must dial: a proxy target has no sentinels), then one proxy pod
+// Service: the master killed at 10 s (a proxy target has no sentinels: master-0 comes back
+// with a new address, and camellia writes to it through the master Service), then one proxy pod
 // killed at 40 s (the Service's other proxy takes over). Both faults are applied on time to
 // the right pods; each has its per-second timeline and the probe's failover with the
 // acknowledged writes lost (the master has no persistence: it restarts empty and its replica
