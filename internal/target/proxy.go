@@ -109,8 +109,24 @@ cp /etc/camellia/application.yml /tmp/camellia/application.yml
 ` + proxyPasswordEnv + `=$(LC_ALL=C awk '` + springAwk + `'; printf x)
 export ` + proxyPasswordEnv + `="${` + proxyPasswordEnv + `%x}"
 export LC_ALL=C.UTF-8
-exec java --add-opens java.base/java.lang=ALL-UNNAMED -cp '/opt/camellia/lib/*' io.benchrun.proxy.Main --spring.config.location=file:/tmp/camellia/application.yml
+exec java -Djava.security.properties=/etc/camellia/` + proxyJavaSecurityKey + ` --add-opens java.base/java.lang=ALL-UNNAMED -cp '/opt/camellia/lib/*' io.benchrun.proxy.Main --spring.config.location=file:/tmp/camellia/application.yml
 `
+
+// proxyJavaSecurityKey is the proxy ConfigMap's java.security overrides (proxyJavaSecurity),
+// mounted at /etc/camellia and appended to the JVM's security properties.
+const proxyJavaSecurityKey = "java.security"
+
+// proxyJavaSecurity shortens the JVM's DNS cache. camellia reaches its upstreams by the
+// pods' stable names (proxyUpstreams), whose addresses change when a pod is recreated (a
+// killed master comes back with a new IP under the same name). The JVM keeps a name's
+// address for 30 s (networkaddress.cache.ttl, unset in Java 17: 30 s without a security
+// manager) and a failed lookup for 10 s (negative.ttl, java.security), so camellia kept
+// dialling the dead pod's address for up to 30 s after the new pod was up (measured: 31-32 s;
+// with these overrides 0.03-5.2 s, the rest being camellia's own ban of an upstream for
+// failBanMillis, 5 s, after failCountThreshold, 5, failed connects; TestProxyRealMasterMoves).
+// Names are looked up only when camellia opens an upstream connection, so a 1 s cache costs
+// nothing.
+const proxyJavaSecurity = "networkaddress.cache.ttl=1\nnetworkaddress.cache.negative.ttl=0\n"
 
 // proxyRoutes is camellia's route table: writes to the master, reads as the read policy
 // says. Several read servers go in a "random" read list: camellia picks one for every
@@ -138,11 +154,15 @@ func (r *redis) proxyRoutes() string {
 
 // proxyUpstreams are the write address and the read addresses of the read policy.
 //
-// Builtin servers are addressed by their stable per-pod names under the headless governing
-// Service (<pod>.<prefix>-redis-hl.<ns>.svc): a proxy target has no sentinels (the API
-// allows them only in mode ha), so its master never moves and static routes follow the
-// topology; camellia's sentinel-aware URLs (redis-sentinel://, redis-sentinel-slaves://)
-// have nothing to watch here. With the redis-operator, which pod is the master is the
+// Builtin replicas are addressed by their stable per-pod names under the headless governing
+// Service (<pod>.<prefix>-redis-hl.<ns>.svc) and the master by its role-following master
+// Service: a proxy target has no sentinels (the API allows them only in mode ha), so
+// camellia's sentinel-aware URLs (redis-sentinel://, redis-sentinel-slaves://) have nothing
+// to watch, and the master is always master-0. A killed master-0 comes back with a new
+// address under its per-pod name, which CoreDNS answers from its cache (ttl 30: the old
+// address, or the miss while no pod was published) for up to 30 s; the Service's address
+// never changes and kube-proxy routes it to the new pod as soon as its redis-role sidecar
+// labels it (TestFaultThroughProxy). With the redis-operator, which pod is the master is the
 // operator's choice: writes and replica reads go through its role Services, and
 // replicas-and-master reads through every pod's name (<name>-<i>.<name>-headless).
 func (r *redis) proxyUpstreams() (write string, reads []string) {
@@ -167,7 +187,7 @@ func (r *redis) proxyUpstreams() (write string, reads []string) {
 		}
 		return write, []string{r.svc(r.name+"-replica", redisPort)}
 	}
-	write = pod(r.masterSvc(), r.name+"-hl", 0)
+	write = r.svc(r.masterSvc(), redisPort)
 	switch policy {
 	case v1alpha1.ReadMaster:
 		return write, []string{write}
@@ -255,7 +275,8 @@ func (r *redis) proxyObjects() []client.Object {
 		replicas = 1
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: o.meta(proxySuffix+"-config", "proxy-config"), Data: map[string]string{
-		"application.yml": r.proxyApplication(), "resource-table.json": r.proxyRoutes()}}
+		"application.yml": r.proxyApplication(), "resource-table.json": r.proxyRoutes(),
+		proxyJavaSecurityKey: proxyJavaSecurity}}
 	labels := o.withLabels("proxy")
 	pod := corev1.PodSpec{SecurityContext: naming.PodSecurityContext(), EnableServiceLinks: ptr.To(false), AutomountServiceAccountToken: ptr.To(false)}
 	res := placementPod(&spec.Placement, &pod)

@@ -142,6 +142,8 @@ type cluster struct {
 	addr     map[string]string // pod name -> ip:port
 	password string
 	dir      string
+	conf     string             // the shared redis.conf
+	pods     map[string]realPod // by name, as last started
 }
 
 // podNames are the pods of a StatefulSet with their stable DNS names.
@@ -169,7 +171,7 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 			sets = append(sets, s)
 		}
 	}
-	c := &cluster{addr: map[string]string{}, password: password, dir: t.TempDir()}
+	c := &cluster{addr: map[string]string{}, pods: map[string]realPod{}, password: password, dir: t.TempDir()}
 	var hosts strings.Builder
 	hosts.WriteString("127.0.0.1 localhost\n")
 	n := 0
@@ -177,11 +179,7 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 		n += int(*s.Spec.Replicas)
 	}
 	ips := loopbackBlock(t, n)
-	type pod struct {
-		name, ip, script string
-		port             int
-	}
-	var pods []pod
+	var pods []realPod
 	for _, s := range sets {
 		names, dns := podNames(s)
 		port := 6379
@@ -192,7 +190,7 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 			ip := ips[len(pods)]
 			fmt.Fprintf(&hosts, "%s %s\n", ip, dns[i])
 			c.addr[name] = net.JoinHostPort(ip, strconv.Itoa(port))
-			pods = append(pods, pod{name: name, ip: ip, script: s.Spec.Template.Spec.Containers[0].Command[2], port: port})
+			pods = append(pods, realPod{name: name, ip: ip, script: s.Spec.Template.Spec.Containers[0].Command[2], port: port})
 		}
 	}
 	// The role-following master Service (replicas' replicaof) selects the master pod: here
@@ -206,46 +204,10 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 	if err := os.WriteFile(hostsFile, []byte(c.hosts), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conf := m["ConfigMap/run-g1-redis-config"].(*corev1.ConfigMap).Data["redis.conf"]
+	c.conf = m["ConfigMap/run-g1-redis-config"].(*corev1.ConfigMap).Data["redis.conf"]
 	for _, p := range pods {
-		dir := filepath.Join(c.dir, p.name)
-		if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "redis.conf.in"), []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// The pod's network namespace and emptyDir: its own address (also the source of its
-		// connections: sentinels announce that one to each other), its own data directory.
-		for name, extra := range map[string]string{"redis-server": "", "redis-sentinel": " --sentinel"} {
-			wrapper := fmt.Sprintf("#!/bin/sh\nexec %s \"$@\"%s --bind %s --bind-source-addr %s --dir %s\n", e.redisServer, extra, p.ip, p.ip, dir)
-			if err := os.WriteFile(filepath.Join(dir, "bin", name), []byte(wrapper), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		script := strings.NewReplacer("/etc/benchrun/redis.conf", dir+"/redis.conf.in", "/tmp/", dir+"/").Replace(p.script)
-		cmd := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$0" /etc/hosts && exec sh -c "$1"`, hostsFile, script)
-		cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/sbin:/usr/bin:/sbin:/bin", "POD_NAME=" + p.name}
-		if password != "" {
-			cmd.Env = append(cmd.Env, PasswordEnv+"="+password)
-		}
-		log, err := os.Create(filepath.Join(dir, "log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = log.Close() })
-		addr := c.addr[p.name]
-		waitUntil(t, 10*time.Second, p.name+" listening", func() bool {
-			conn, err := net.Dial("tcp", addr)
-			if err == nil {
-				_ = conn.Close()
-			}
-			return err == nil
-		}, filepath.Join(dir, "log"))
+		c.pods[p.name] = p
+		e.startPod(t, c, p)
 	}
 	for _, p := range pods {
 		if strings.Contains(p.name, "replica") {
@@ -256,6 +218,56 @@ func (e *realEnv) startServers(t *testing.T, tg Target, password string) *cluste
 		}
 	}
 	return c
+}
+
+// realPod is one emulated pod of a StatefulSet: its name, address, script and port.
+type realPod struct {
+	name, ip, script string
+	port             int
+}
+
+// startPod starts pod p of c (its script with c's redis.conf, its own address and data
+// directory, c's /etc/hosts) and waits until it listens.
+func (e *realEnv) startPod(t *testing.T, c *cluster, p realPod) {
+	t.Helper()
+	dir := filepath.Join(c.dir, p.name)
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "redis.conf.in"), []byte(c.conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The pod's network namespace and emptyDir: its own address (also the source of its
+	// connections: sentinels announce that one to each other), its own data directory.
+	for name, extra := range map[string]string{"redis-server": "", "redis-sentinel": " --sentinel"} {
+		wrapper := fmt.Sprintf("#!/bin/sh\nexec %s \"$@\"%s --bind %s --bind-source-addr %s --dir %s\n", e.redisServer, extra, p.ip, p.ip, dir)
+		if err := os.WriteFile(filepath.Join(dir, "bin", name), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := strings.NewReplacer("/etc/benchrun/redis.conf", dir+"/redis.conf.in", "/tmp/", dir+"/").Replace(p.script)
+	cmd := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$0" /etc/hosts && exec sh -c "$1"`, filepath.Join(c.dir, "hosts"), script)
+	cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/sbin:/usr/bin:/sbin:/bin", "POD_NAME=" + p.name}
+	if c.password != "" {
+		cmd.Env = append(cmd.Env, PasswordEnv+"="+c.password)
+	}
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = log.Close() })
+	addr := c.addr[p.name]
+	waitUntil(t, 10*time.Second, p.name+" listening", func() bool {
+		conn, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err == nil
+	}, filepath.Join(dir, "log"))
 }
 
 // waitUntil polls cond every 100 ms and fails with the log's tail after timeout.

@@ -62,7 +62,7 @@ func TestProxyRoutes(t *testing.T) {
 	objs, _ := tg.Objects()
 	m := byName(objs)
 	write, reads := routes(t, tg)
-	if write != "redis://@REDIS_PASSWORD@@run-g1-redis-master-0.run-g1-redis-hl.ns.svc:6379" {
+	if write != "redis://@REDIS_PASSWORD@@run-g1-redis-master.ns.svc:6379" {
 		t.Fatalf("write %s", write)
 	}
 	if want := []string{"redis://@REDIS_PASSWORD@@run-g1-redis-replica-0.run-g1-redis-hl.ns.svc:6379",
@@ -100,7 +100,7 @@ func TestProxyRoutes(t *testing.T) {
 		t.Fatalf("init containers %+v", pod.InitContainers)
 	}
 	wait := pod.InitContainers[0]
-	if want := []string{"benchrun-runner", "wait-redis", "run-g1-redis-master-0.run-g1-redis-hl.ns.svc:6379",
+	if want := []string{"benchrun-runner", "wait-redis", "run-g1-redis-master.ns.svc:6379",
 		"run-g1-redis-replica-0.run-g1-redis-hl.ns.svc:6379", "run-g1-redis-replica-1.run-g1-redis-hl.ns.svc:6379"}; !slices.Equal(wait.Command, want) {
 		t.Fatalf("wait-upstreams command %q", wait.Command)
 	}
@@ -116,7 +116,7 @@ func TestProxyRoutes(t *testing.T) {
 // TestProxyReadPolicies: every read policy and provider, with and without a password.
 func TestProxyReadPolicies(t *testing.T) {
 	const (
-		master  = "redis://@run-g1-redis-master-0.run-g1-redis-hl.ns.svc:6379"
+		master  = "redis://@run-g1-redis-master.ns.svc:6379"
 		replica = "redis://@run-g1-redis-replica-%d.run-g1-redis-hl.ns.svc:6379"
 	)
 	r := func(i int) string { return strings.Replace(replica, "%d", string(rune('0'+i)), 1) }
