@@ -41,8 +41,9 @@ type Follower struct {
 	Self string
 	// Interval is how often the role is checked (default DefaultInterval).
 	Interval time.Duration
-	// Unresponsive is how long a silent server keeps the master label (default
-	// DefaultUnresponsive).
+	// Unresponsive is how long a silent server keeps the master label when there are
+	// sentinels to promote a replica (default DefaultUnresponsive); without sentinels a
+	// silent master keeps it (clients wait for it, as they would for any paused server).
 	Unresponsive time.Duration
 	// Logf reports errors and label changes (default: none).
 	Logf func(format string, args ...any)
@@ -77,7 +78,11 @@ func (f *Follower) Run(ctx context.Context) error {
 			f.Logf("redis role: %s", obs.Err)
 		}
 		lastErr = obs.Err
-		if want := Decide(labelled, obs, f.Self, f.Unresponsive); want != "" && want != labelled {
+		unresponsive := f.Unresponsive
+		if len(f.Sentinels) == 0 {
+			unresponsive = 0
+		}
+		if want := Decide(labelled, obs, f.Self, unresponsive); want != "" && want != labelled {
 			if err := f.label(ctx, want); err != nil {
 				f.Logf("labelling pod %s: %v", f.Pod, err)
 			} else {

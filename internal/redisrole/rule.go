@@ -77,8 +77,10 @@ func (s *State) Observe(role string, ok bool, now time.Time) Observation {
 //     keeps its label (a replica just promoted, until the sentinels switch to it);
 //   - a silent server keeps its label, except a master: it loses it (none) as soon as the
 //     sentinels' newest configuration names another host, or once it has answered before and
-//     then not for unresponsive and MinSilentChecks checks in a row. One slow reply (a check
-//     times out after CheckTimeout, well below unresponsive) never costs a master its label.
+//     then not for unresponsive and MinSilentChecks checks in a row (unresponsive 0: never;
+//     the Follower uses it only with sentinels, which promote a replica in its place). One
+//     slow reply (a check times out after CheckTimeout, well below unresponsive) never costs
+//     a master its label.
 //
 // The pod regains master only from its own server's answer and never against the sentinels'
 // newest configuration, so two pods are labelled master together at most until the old
@@ -101,7 +103,7 @@ func Decide(labelled string, o Observation, self string, unresponsive time.Durat
 	if labelled != Master {
 		return ""
 	}
-	if deposed || (o.Answered && o.Silent >= unresponsive && o.Failures >= MinSilentChecks) {
+	if deposed || (unresponsive > 0 && o.Answered && o.Silent >= unresponsive && o.Failures >= MinSilentChecks) {
 		return None
 	}
 	return ""

@@ -33,6 +33,9 @@ func TestDecide(t *testing.T) {
 		{"silent replica keeps its label", Replica, silent(time.Hour, 1000), ""},
 		{"silent, labelled none, stays", None, silent(time.Hour, 1000), ""},
 	}
+	if got := Decide(Master, silent(time.Hour, 1000), self, 0); got != "" {
+		t.Errorf("silent master without sentinels (unresponsive 0): %q", got)
+	}
 	for _, c := range cases {
 		if got := Decide(c.labelled, c.obs, self, 3*time.Second); got != c.want {
 			t.Errorf("%s: Decide(%q, %+v) = %q, want %q", c.name, c.labelled, c.obs, got, c.want)
