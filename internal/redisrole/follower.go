@@ -70,14 +70,17 @@ func (f *Follower) Run(ctx context.Context) error {
 	f.defaults()
 	var st State
 	labelled := ""
-	lastErr := ""
+	silent := time.Duration(0) // the last check's silence, to log the end of one
 	for {
 		start := time.Now()
 		obs := f.observe(ctx, &st)
-		if obs.Err != "" && obs.Err != lastErr {
+		switch {
+		case obs.Failures == 1:
 			f.Logf("redis role: %s", obs.Err)
+		case obs.Err == "" && silent > 0:
+			f.Logf("redis role: the server answers again after %v", silent.Round(time.Millisecond))
 		}
-		lastErr = obs.Err
+		silent = obs.Silent
 		unresponsive := f.Unresponsive
 		if len(f.Sentinels) == 0 {
 			unresponsive = 0
