@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -221,7 +220,7 @@ func serverPID(t *testing.T, addr string) int {
 			}
 		}
 	}
-	t.Fatal(fmt.Sprintf("no process_id in INFO server of %s", addr))
+	t.Fatalf("no process_id in INFO server of %s", addr)
 	return 0
 }
 
