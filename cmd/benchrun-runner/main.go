@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -89,6 +91,19 @@ func redisRole() {
 	if f.Namespace == "" || f.Pod == "" {
 		fmt.Fprintln(os.Stderr, "benchrun-runner redis-role: POD_NAMESPACE and POD_NAME are required")
 		os.Exit(2)
+	}
+	// the sentinel Service, asked REDIS_SENTINEL_ASKS times per check (its pods, spread)
+	if addr := os.Getenv("REDIS_SENTINEL"); addr != "" {
+		asks, err := strconv.Atoi(os.Getenv("REDIS_SENTINEL_ASKS"))
+		if err != nil || asks < 1 || asks > 9 {
+			asks = 3
+		}
+		f.Sentinels = slices.Repeat([]string{addr}, asks)
+		f.Group, f.Self = os.Getenv("REDIS_MASTER_GROUP"), os.Getenv("REDIS_SELF")
+		if f.Group == "" || f.Self == "" {
+			fmt.Fprintln(os.Stderr, "benchrun-runner redis-role: REDIS_SENTINEL needs REDIS_MASTER_GROUP and REDIS_SELF")
+			os.Exit(2)
+		}
 	}
 	f.Client = newClient()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)

@@ -16,24 +16,44 @@ import (
 
 // Do sends one command to a Redis-protocol server and returns the reply as text:
 // simple and bulk strings as they are, integers in decimal, arrays joined with newlines.
-// An error reply is returned as an error. AUTH is sent first when password is set.
+// An error reply is returned as an error. AUTH is sent first when password is set. The
+// whole exchange takes at most 2 s, or until ctx's deadline when that is sooner.
 func Do(ctx context.Context, address, password string, args ...string) (string, error) {
+	replies, err := Pipeline(ctx, address, password, args)
+	if err != nil {
+		return "", err
+	}
+	return replies[0], nil
+}
+
+// Pipeline sends several commands on one connection (so they reach the same server behind a
+// Service) and returns their replies as text, like Do; the first error reply fails the call.
+func Pipeline(ctx context.Context, address, password string, cmds ...[]string) ([]string, error) {
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	c, err := d.DialContext(dctx, "tcp", address)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer func() { _ = c.Close() }()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	deadline, _ := dctx.Deadline()
+	_ = c.SetDeadline(deadline)
 	r := bufio.NewReader(c)
 	if password != "" {
 		if _, err := roundTrip(c, r, "AUTH", password); err != nil {
-			return "", fmt.Errorf("AUTH: %w", err)
+			return nil, fmt.Errorf("AUTH: %w", err)
 		}
 	}
-	return roundTrip(c, r, args...)
+	replies := make([]string, 0, len(cmds))
+	for _, args := range cmds {
+		reply, err := roundTrip(c, r, args...)
+		if err != nil {
+			return nil, err
+		}
+		replies = append(replies, reply)
+	}
+	return replies, nil
 }
 
 func roundTrip(c net.Conn, r *bufio.Reader, args ...string) (string, error) {

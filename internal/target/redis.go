@@ -314,6 +314,16 @@ func (r *redis) roleSidecar() corev1.Container {
 	if ref := r.spec.PasswordSecretRef; ref != nil {
 		env = append(env, secretEnv(PasswordEnv, ref))
 	}
+	if r.sentinels > 0 {
+		// the sentinels' newest configuration decides who keeps the master label
+		// (redisrole.Decide); they name the servers by the announced pod host names
+		o := r.o
+		env = append(env,
+			corev1.EnvVar{Name: "REDIS_SENTINEL", Value: fmt.Sprintf("%s.%s.svc:%d", naming.Name(o.Prefix, r.sentinelSvc()), o.Namespace, sentinelPort)},
+			corev1.EnvVar{Name: "REDIS_SENTINEL_ASKS", Value: fmt.Sprint(min(r.sentinels, 5))},
+			corev1.EnvVar{Name: "REDIS_MASTER_GROUP", Value: masterGroup},
+			corev1.EnvVar{Name: "REDIS_SELF", Value: fmt.Sprintf("$(POD_NAME).%s.%s.svc", naming.Name(o.Prefix, r.name+"-hl"), o.Namespace)})
+	}
 	return corev1.Container{
 		Name: "redis-role", Image: r.o.Images.Agent, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{"benchrun-runner", "redis-role"},

@@ -108,6 +108,52 @@ func pauseHAMaster(t *testing.T) {
 	if role := redisCLI(t, ns, "ha-pause-g1-redis-master-0", "role"); !strings.HasPrefix(role, "slave") {
 		t.Errorf("the paused master did not come back as a replica: role %q", role)
 	}
+	checkWritesFollowPromotion(t, ns, f)
+}
+
+// checkWritesFollowPromotion: the redis-role sidecars move the master label (and so the master
+// Service) to the promoted replica promptly: writes through the Service come back at most 4 s
+// after the first sentinel's +switch-master (12.1 s after the SIGSTOP against a promotion
+// at 6.5 s before the sidecars asked the sentinels), and the pods end labelled by their roles.
+func checkWritesFollowPromotion(t *testing.T, ns string, f v1alpha1.FaultStatus) {
+	t.Helper()
+	promoted := switchMasterTime(t, ns)
+	if promoted.IsZero() {
+		t.Error("no sentinel logged +switch-master")
+		return
+	}
+	promotedMs := promoted.Sub(f.PausedTime.Time).Milliseconds()
+	backMs := f.Failover.Milliseconds
+	metric(t.Name(), "promotedAfterSIGSTOP=%dms writesBackAfterSIGSTOP=%dms writesBackAfterPromotion=%dms", promotedMs, backMs, backMs-promotedMs)
+	if backMs-promotedMs > 4000 {
+		t.Errorf("writes came back %d ms after the promotion (%d ms after the SIGSTOP)", backMs-promotedMs, backMs)
+	}
+	for pod, want := range map[string]string{"ha-pause-g1-redis-master-0": "replica", "ha-pause-g1-redis-replica-0": "master"} {
+		if got := mustKubectl(t, "", "-n", ns, "get", "pod", pod, "-o", `jsonpath={.metadata.labels.bench\.benchrun\.io/redis-role}`); got != want {
+			t.Errorf("pod %s labelled %q, want %q", pod, got, want)
+		}
+	}
+}
+
+// switchMasterTime is the earliest +switch-master a sentinel logged (zero: none). Redis logs
+// "pid:X 25 Nov 2026 10:58:01.123 # +switch-master ..." in UTC.
+func switchMasterTime(t *testing.T, ns string) time.Time {
+	t.Helper()
+	var first time.Time
+	for i := range 3 {
+		logs, _ := kubectl("", "-n", ns, "logs", fmt.Sprintf("ha-pause-g1-redis-sentinel-%d", i))
+		for _, l := range strings.Split(logs, "\n") {
+			fields := strings.Fields(l)
+			if !strings.Contains(l, "+switch-master") || len(fields) < 5 {
+				continue
+			}
+			at, err := time.Parse("2 Jan 2006 15:04:05.000", strings.Join(fields[1:5], " "))
+			if err == nil && (first.IsZero() || at.Before(first)) {
+				first = at
+			}
+		}
+	}
+	return first
 }
 
 // sentinelEvents logs what the sentinels saw and did (their log lines with #) and returns the
