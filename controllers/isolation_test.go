@@ -30,13 +30,20 @@ const podNameExtra = "authentication.kubernetes.io/pod-name"
 // installIsolationPolicy installs config/admission's runner-isolation policy and binding.
 func installIsolationPolicy(t *testing.T) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "config", "admission", "runner_isolation.yaml"))
+	installAdmissionPolicy(t, "runner_isolation.yaml")
+}
+
+// installAdmissionPolicy installs the ValidatingAdmissionPolicy and its binding of
+// config/admission/file (kept when they exist already) and returns them.
+func installAdmissionPolicy(t *testing.T, file string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "config", "admission", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	docs := yamlDocs(t, data)
 	if len(docs) != 2 {
-		t.Fatalf("runner_isolation.yaml: %d documents", len(docs))
+		t.Fatalf("%s: %d documents", file, len(docs))
 	}
 	var policy admissionv1.ValidatingAdmissionPolicy
 	var binding admissionv1.ValidatingAdmissionPolicyBinding
@@ -51,6 +58,7 @@ func installIsolationPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return &policy, &binding
 }
 
 // impersonateRunner is a client (with watch) acting as a runner ServiceAccount from pod

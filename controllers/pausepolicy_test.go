@@ -8,14 +8,12 @@ import (
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/benchrun/benchrun/internal/naming"
 )
@@ -27,33 +25,14 @@ const (
 	pausePolicyConfig = "pause_containers.yaml"
 )
 
-// installPausePolicy installs config/admission's pause-containers policy and binding.
+// installPausePolicy installs config/admission's pause-containers policy and binding, deleted
+// when t ends.
 func installPausePolicy(t *testing.T) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "config", "admission", pausePolicyConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := yamlDocs(t, data)
-	if len(docs) != 2 {
-		t.Fatalf("%s: %d documents", pausePolicyConfig, len(docs))
-	}
-	var policy admissionv1.ValidatingAdmissionPolicy
-	var binding admissionv1.ValidatingAdmissionPolicyBinding
-	if err := yaml.UnmarshalStrict(docs[0], &policy); err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.UnmarshalStrict(docs[1], &binding); err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range []client.Object{&policy, &binding} {
-		if err := k8sClient.Create(context.Background(), obj); err != nil {
-			t.Fatal(err)
-		}
-	}
+	policy, binding := installAdmissionPolicy(t, pausePolicyConfig)
 	t.Cleanup(func() {
-		_ = k8sClient.Delete(context.Background(), &binding)
-		_ = k8sClient.Delete(context.Background(), &policy)
+		_ = k8sClient.Delete(context.Background(), binding)
+		_ = k8sClient.Delete(context.Background(), policy)
 	})
 }
 
