@@ -20,6 +20,20 @@ import (
 	"github.com/benchrun/benchrun/internal/resp"
 )
 
+// needPodEmulation skips t unless pods can be emulated by mount namespaces here: as root,
+// with unshare and mount.
+func needPodEmulation(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (mount namespaces emulate the pods)")
+	}
+	for _, tool := range []string{"unshare", "mount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+}
+
 // TestPauseMasterRealSentinels: the builtin HA target's own scripts (master, 1 replica, 3
 // sentinels; real redis-server processes, pod DNS names through /etc/hosts, see
 // proxy_real_test.go) and a pause of the master's process by internal/pause (the pause
@@ -31,14 +45,7 @@ func TestPauseMasterRealSentinels(t *testing.T) {
 		t.Skip("-short: real sentinels take 20 s")
 	}
 	bin := redistest.Bin(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (mount namespaces emulate the pods)")
-	}
-	for _, tool := range []string{"unshare", "mount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needPodEmulation(t)
 	tg, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Provider: v1alpha1.ProviderBuiltin,
 		Replicas: ptr.To[int32](1), Sentinels: ptr.To[int32](3)}}, opts(false))
 	if err != nil {

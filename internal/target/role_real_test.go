@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,14 +89,7 @@ func TestRoleLabelsFollowPausedMaster(t *testing.T) {
 		t.Skip("-short: real sentinels take 30 s")
 	}
 	bin := redistest.Bin(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (mount namespaces emulate the pods)")
-	}
-	for _, tool := range []string{"unshare", "mount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needPodEmulation(t)
 	kube := startRoleEnv(t)
 	tg, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Provider: v1alpha1.ProviderBuiltin,
 		Replicas: ptr.To[int32](1), Sentinels: ptr.To[int32](3)}}, opts(false))
