@@ -64,7 +64,7 @@ spec:
       redisCommand: {command: "DEBUG SLEEP 0.002"}
       arrival:
         maxVUs: 16
-        search: {startRate: 100, factor: 2, stepDuration: 2s, maxSteps: 7, maxP99: 100ms}
+        search: {startRate: 100, factor: 2, stepDuration: 2s, maxSteps: 7, maxP99: 300ms}
     runners:
       parallelism: 2
 `
@@ -72,8 +72,10 @@ spec:
 // TestRunOpenSearchStopsEarly runs, with `benchrun run` and two k6 runners against a real
 // redis-server, a ycsb scenario at an arrival rate and a saturation search over 7 steps of 2 s
 // (100/s to 6400/s) of DEBUG SLEEP 0.002 calls, which saturate the server below 500/s: the
-// search stops at the first step that breaks p99 <= 100ms (400/s or 800/s) instead of running
-// the 14 s, the step begun meanwhile is reported cut, the report says why it stopped.
+// search stops at the first step that breaks p99 <= 300ms (400/s or 800/s: past the server's
+// limit the queue grows by 300 calls/s, so 800/s breaks it within its 2 s) instead of running
+// the 14 s, the step begun meanwhile is reported cut, the report says why it stopped. (With
+// p99 <= 100ms a loaded machine once broke the rule at 100/s: service p99 63 ms.)
 func TestRunOpenSearchStopsEarly(t *testing.T) {
 	needRedis(t)
 	file := writeFile(t, "run.yaml", openSearchStopRun)
