@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/benchrun/benchrun/internal/echo"
-	"github.com/benchrun/benchrun/internal/results"
 )
 
 const openRun = `apiVersion: bench.benchrun.io/v1alpha1
@@ -63,14 +62,7 @@ func TestRunOpenModel(t *testing.T) {
 			t.Errorf("%s: serviceTime %v targetRate %v vus %v", s.Name, s.ServiceTime != nil, s.TargetRate, s.VUs)
 		}
 	}
-	var sum results.Summary
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, out)
 	get, search := sum.Scenarios[0], sum.Scenarios[1]
 	if o := get.Open; o == nil || o.TargetRate != 1000 || o.AchievedRatio < 0.98 || o.AchievedRatio > 1.02 || o.Dropped != 0 {
 		t.Errorf("get_rate open figures %+v, want 1000/s achieved within 2 %%, none dropped", o)
