@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/naming"
-	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/runner"
 	"github.com/benchrun/benchrun/internal/target"
 )
@@ -48,15 +48,16 @@ func (r *BenchmarkRunReconciler) applyFaults(ctx context.Context, s *step) error
 	if len(run.Spec.Faults) == 0 || run.Status.LoadStartTime == nil {
 		return nil
 	}
-	windows := plan.ScenarioWindows(run)
 	start := r.loadStart(ctx, s)
 	now := r.now()
-	for i, f := range run.Spec.Faults {
-		w, ok := windows[f.Scenario]
-		if !ok || faultStatusAt(run, i) != nil {
+	for i := range run.Spec.Faults {
+		if faultStatusAt(run, i) != nil {
 			continue
 		}
-		due := start.Add(w.Start + f.Offset.Duration)
+		due, ok := lifecycle.FaultDue(run, i, start) // the rule benchrun run applies too
+		if !ok {
+			continue
+		}
 		if now.Before(due) {
 			if s.wake.IsZero() || due.Before(s.wake) {
 				s.wake = due
