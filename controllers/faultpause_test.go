@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/pause"
 	"github.com/benchrun/benchrun/internal/runner"
 	"github.com/benchrun/benchrun/internal/target"
@@ -252,7 +253,7 @@ func TestFaultPauseNeverAdded(t *testing.T) {
 	run := e.startedRun(e.pauseRun("lost-pause"))
 	master := e.targetPod(run, "redis-master", 0, "master")
 	e.runningContainers(master)
-	fs := faultEntry(0, run.Spec.Faults[0])
+	fs := lifecycle.FaultEntry(0, run.Spec.Faults[0])
 	fs.Outcome, fs.Pod, fs.AppliedTime = v1alpha1.FaultApplied, master.Name, &metav1.MicroTime{Time: e.clock.t}
 	rec := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: faultRecordName(run, 0), Namespace: e.ns}, Data: toRecord(&fs)}
 	if err := k8sClient.Create(e.ctx, &rec); err != nil {

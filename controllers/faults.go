@@ -87,15 +87,6 @@ func (r *BenchmarkRunReconciler) loadStart(ctx context.Context, s *step) time.Ti
 	return s.run.Status.LoadStartTime.Time
 }
 
-// faultEntry is the status entry of fault i before it is applied: its spec.
-func faultEntry(i int, f v1alpha1.Fault) v1alpha1.FaultStatus {
-	fs := v1alpha1.FaultStatus{Index: int32(i), Scenario: f.Scenario, Action: f.Action, Role: f.Role, Offset: f.Offset.Duration.String()}
-	if f.Duration != nil {
-		fs.Duration = f.Duration.Duration.String()
-	}
-	return fs
-}
-
 // faultStatusAt is status.faults' entry of fault i, if any.
 func faultStatusAt(run *v1alpha1.BenchmarkRun, i int) *v1alpha1.FaultStatus {
 	for j := range run.Status.Faults {
@@ -116,7 +107,7 @@ func faultRecordName(run *v1alpha1.BenchmarkRun, i int) string {
 // an earlier step whose status patch was lost) it only rebuilds the status entry from it.
 func (r *BenchmarkRunReconciler) applyFault(ctx context.Context, s *step, i int, due time.Time) (v1alpha1.FaultStatus, error) {
 	run, f := s.run, s.run.Spec.Faults[i]
-	fs := faultEntry(i, f)
+	fs := lifecycle.FaultEntry(i, f)
 	var rec corev1.ConfigMap
 	key := client.ObjectKey{Namespace: run.Namespace, Name: faultRecordName(run, i)}
 	if err := r.uncached().Get(ctx, key, &rec); err == nil {
