@@ -152,7 +152,7 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 		}
 	}
 	renderVerdict(&md, &run.Status)
-	renderFaults(&md, &run.Status)
+	lifecycle.RenderFaults(&md, &run.Status)
 	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
 	res, _ := json.Marshal(run.Status.Resources)
 	data, parts, err := reportData(title, sum, md.String(), string(res), reportName(run, run.Generation))

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/lifecycle"
@@ -49,17 +48,4 @@ func probeReport(obs *observation) *runner.ProbeReport {
 		return nil
 	}
 	return &p
-}
-
-// failover is the probe's view of a fault at t (Unix ms): runner.ProbeReport.Failover.
-func failover(p *runner.ProbeReport, t int64) *v1alpha1.FailoverStatus { return p.Failover(t) }
-
-// callsAround is the scenario's calls started per second around t (lifecycle.CallsAround).
-func callsAround(doc *results.Document, scenario string, t int64) []int64 {
-	return lifecycle.CallsAround(doc, scenario, t)
-}
-
-// renderFaults appends the "Faults" section to report.md (lifecycle.RenderFaults).
-func renderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
-	lifecycle.RenderFaults(md, st)
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/redisrole"
 	"github.com/benchrun/benchrun/internal/results"
@@ -236,16 +237,16 @@ func TestCallsAroundFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := callsAround(doc, "set", start.Add(3500*time.Millisecond).UnixMilli())
+	got := lifecycle.CallsAround(doc, "set", start.Add(3500*time.Millisecond).UnixMilli())
 	want := []int64{0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("calls around 3.5s: %v, want %v", got, want)
 	}
-	if got := callsAround(doc, "get", start.UnixMilli()); got != nil {
+	if got := lifecycle.CallsAround(doc, "get", start.UnixMilli()); got != nil {
 		t.Errorf("calls of an unknown scenario: %v", got)
 	}
 	doc.Scenarios[0].Starts.BucketMs = 2000
-	if got := callsAround(doc, "set", start.UnixMilli()); got != nil {
+	if got := lifecycle.CallsAround(doc, "set", start.UnixMilli()); got != nil {
 		t.Errorf("calls from a 2 s timeline: %v", got)
 	}
 }
@@ -259,19 +260,19 @@ func TestFailoverWindow(t *testing.T) {
 		{FirstFailMs: fault - 10_000, RecoveredMs: fault - 9_000, Failed: 3},
 		{FirstFailMs: fault - 1_000, RecoveredMs: fault + 6_000, Failed: 50},
 	}}
-	if f := failover(p, fault); f.Milliseconds != 6000 || f.FailedWrites != 50 || !f.Recovered {
+	if f := p.Failover(fault); f.Milliseconds != 6000 || f.FailedWrites != 50 || !f.Recovered {
 		t.Errorf("in-flight outage: %+v", f)
 	}
 	p.Outages[1] = runner.Outage{FirstFailMs: fault + 31_000, RecoveredMs: fault + 32_000, Failed: 5}
-	if f := failover(p, fault); f.Milliseconds != 0 || f.FailedWrites != 0 {
+	if f := p.Failover(fault); f.Milliseconds != 0 || f.FailedWrites != 0 {
 		t.Errorf("outage 31 s after the fault counted: %+v", f)
 	}
 	p.Outages[1] = runner.Outage{FirstFailMs: fault + 200, Failed: 900}
-	if f := failover(p, fault); f.Recovered || f.Milliseconds != 60_000 || f.FailedWrites != 900 {
+	if f := p.Failover(fault); f.Recovered || f.Milliseconds != 60_000 || f.FailedWrites != 900 {
 		t.Errorf("outage never recovered: %+v", f)
 	}
 	p.Lost = -1
-	if f := failover(p, fault); f.LostBefore != -1 {
+	if f := p.Failover(fault); f.LostBefore != -1 {
 		t.Errorf("markers not read back: lostBefore %d, want -1", f.LostBefore)
 	}
 }
