@@ -21,6 +21,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -110,6 +111,9 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	// 1. Fetch the run; deleted runs take their objects with them (owner references).
 	var run v1alpha1.BenchmarkRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
+		if kerrors.IsNotFound(err) { // deleted: its metrics go (metrics.go)
+			r.forgetDeleted(ctx, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if run.DeletionTimestamp != nil { // deleted mid-load: keep what was stored (keep.go)

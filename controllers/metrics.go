@@ -1,11 +1,16 @@
 package controllers
 
 import (
+	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -157,4 +162,51 @@ func (h *History) Drop(namespace, name string) {
 		return
 	}
 	h.phase.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "benchmarkrun": name})
+}
+
+// Forget deletes every series of a deleted run (history, phases, live usage) and lets a new
+// run of the same name be exported again. With lastInNamespace (no run of the namespace is
+// left, e.g. the namespace was deleted), the namespace's runs_finished_total series go too,
+// so the series of deleted namespaces do not pile up. Nil-safe.
+func (h *History) Forget(namespace, name string, lastInNamespace bool) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.forget(namespace, name)
+	h.phase.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "benchmarkrun": name})
+	h.live.drop(namespace + "/" + name)
+	runKey := namespace + "/" + name + "/"
+	for key := range h.seen {
+		if strings.HasPrefix(key, runKey) {
+			delete(h.seen, key)
+		}
+	}
+	if lastInNamespace {
+		h.finished.DeletePartialMatch(prometheus.Labels{"namespace": namespace})
+		delete(h.order, namespace)
+		nsKey := namespace + "/"
+		for key := range h.seen {
+			if strings.HasPrefix(key, nsKey) {
+				delete(h.seen, key)
+			}
+		}
+	}
+}
+
+// forgetDeleted drops the metrics of run key, which no longer exists; when no run of its
+// namespace is left (read from the cache), the namespace's too.
+func (r *BenchmarkRunReconciler) forgetDeleted(ctx context.Context, key types.NamespacedName) {
+	if r.History == nil {
+		return
+	}
+	var left v1alpha1.BenchmarkRunList
+	last := false
+	if err := r.List(ctx, &left, client.InNamespace(key.Namespace), client.Limit(1)); err != nil {
+		logf.FromContext(ctx).V(1).Info("listing the runs left in the namespace", "error", err.Error())
+	} else {
+		last = len(left.Items) == 0
+	}
+	r.History.Forget(key.Namespace, key.Name, last)
 }
