@@ -21,10 +21,10 @@ import (
 )
 
 // Reading pod usage: metrics.k8s.io when served; otherwise the kubelets' resource metrics,
-// for which the kubelet's webhook authorizer asks for nodes/metrics (get), and the node
-// objects give the kubelet's address and port.
+// for which the kubelet's webhook authorizer asks for nodes/metrics (get): not the manager's
+// right but the kubelet reader's, whose short-lived tokens the kubelets get
+// (config/rbac/kubelet_reader.yaml). The node objects give the kubelet's address and port.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
-// +kubebuilder:rbac:groups="",resources=nodes/metrics,verbs=get
 
 // podMetricsGVK is metrics.k8s.io's PodMetricsList.
 var podMetricsGVK = schema.GroupVersionKind{Group: "metrics.k8s.io", Version: "v1beta1", Kind: "PodMetricsList"}

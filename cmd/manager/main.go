@@ -5,15 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1alpha1 "github.com/benchrun/benchrun/api/v1alpha1"
@@ -26,12 +30,14 @@ import (
 // managerFlags are the manager's command-line options.
 type managerFlags struct {
 	metricsAddr   string
+	metricsSecure bool
 	probeAddr     string
 	leaderElect   bool
 	defaultImages controllers.Images
 	redisRole     string
 	kubelet       usage.KubeletOptions
 	kubeletUsage  bool
+	kubeletSA     string
 	watch         string
 	concurrency   int
 	poolNamespace string
@@ -44,6 +50,8 @@ type managerFlags struct {
 func parseManagerFlags() *managerFlags {
 	f := &managerFlags{}
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
+	flag.BoolVar(&f.metricsSecure, "metrics-secure", false,
+		"serve metrics over HTTPS (self-signed certificate) to clients authenticated by TokenReview and authorized by SubjectAccessReview (get /metrics); RBAC: tokenreviews and subjectaccessreviews create")
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "enable leader election so only one manager is active")
 	flag.StringVar(&f.defaultImages.Runner, "runner-image", "benchrun.local/k6:dev", "default k6 runner image")
@@ -58,7 +66,9 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.kubelet.CAFile, "kubelet-certificate-authority", "",
 		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
 	flag.BoolVar(&f.kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
-		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates)")
+		"do not verify the kubelets' serving certificates (kubelets with self-signed certificates). Risk: whoever answers at a Node's reported address gets the kubelet reader's token and can report false usage")
+	flag.StringVar(&f.kubeletSA, "kubelet-service-account", "",
+		"namespace/name of the ServiceAccount whose short-lived tokens (TokenRequest; RBAC serviceaccounts/token create on it) read the kubelets, so the manager's own token is never sent to them; empty: the manager's own credentials")
 	flag.StringVar(&f.watch, "watch-namespaces", "",
 		"comma-separated namespaces the manager watches and acts in (a namespaced install with Roles); empty: all")
 	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "BenchmarkRuns reconciled in parallel")
@@ -103,15 +113,14 @@ func run(f *managerFlags) error {
 	utilruntime.Must(benchv1alpha1.AddToScheme(scheme))
 
 	restConfig := ctrl.GetConfigOrDie()
-	var kubeletMetrics *usage.KubeletMetrics
-	if f.kubeletUsage {
-		if kubeletMetrics, err = usage.NewKubeletMetrics(restConfig, f.kubelet); err != nil {
-			return fmt.Errorf("kubelet metrics client: %w", err)
-		}
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr}
+	if f.metricsSecure { // as the kubebuilder scaffold: HTTPS, TokenReview + SubjectAccessReview
+		metricsOpts.SecureServing = true
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: f.probeAddr,
 		LeaderElection:         f.leaderElect,
 		LeaderElectionID:       "benchrun-manager.bench.benchrun.io",
@@ -119,6 +128,12 @@ func run(f *managerFlags) error {
 	})
 	if err != nil {
 		return fmt.Errorf("unable to create manager: %w", err)
+	}
+	var kubeletMetrics *usage.KubeletMetrics
+	if f.kubeletUsage {
+		if kubeletMetrics, err = newKubeletMetrics(restConfig, mgr.GetClient(), f); err != nil {
+			return fmt.Errorf("kubelet metrics client: %w", err)
+		}
 	}
 	if err := (&controllers.BenchmarkRunReconciler{
 		Client:               mgr.GetClient(),
@@ -146,4 +161,20 @@ func run(f *managerFlags) error {
 		return fmt.Errorf("manager stopped with an error: %w", err)
 	}
 	return nil
+}
+
+// newKubeletMetrics is the kubelet client; with --kubelet-service-account it sends only that
+// account's short-lived tokens, requested through c.
+func newKubeletMetrics(cfg *rest.Config, c client.Client, f *managerFlags) (*usage.KubeletMetrics, error) {
+	opts := f.kubelet
+	if f.kubeletSA != "" {
+		ns, name, ok := strings.Cut(f.kubeletSA, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return nil, fmt.Errorf("flags: --kubelet-service-account %q: want namespace/name, e.g. benchrun-system/benchrun-kubelet-reader", f.kubeletSA)
+		}
+		opts.Tokens = &usage.ServiceAccountTokens{Client: c, Namespace: ns, Name: name}
+	} else {
+		ctrl.Log.WithName("setup").Info("no --kubelet-service-account: the kubelets are read with the manager's own credentials")
+	}
+	return usage.NewKubeletMetrics(cfg, opts)
 }

@@ -31,6 +31,16 @@ type KubeletOptions struct {
 	InsecureSkipTLSVerify bool
 	// Timeout bounds one scrape of one kubelet (default 5s).
 	Timeout time.Duration
+	// Tokens, when set, is the only credential sent to the kubelets (a dedicated identity's
+	// short-lived tokens, ServiceAccountTokens): the REST config's credentials (the manager's
+	// own token or client certificate) are then never sent to the address a Node reports.
+	Tokens TokenSource
+}
+
+// TokenSource returns the bearer token of the next kubelet request.
+type TokenSource interface {
+	// Token is a valid bearer token.
+	Token(ctx context.Context) (string, error)
 }
 
 // KubeletMetrics reads CPU and memory of pods from the kubelets' /metrics/resource, the
@@ -39,11 +49,15 @@ type KubeletMetrics struct {
 	client *http.Client
 }
 
-// NewKubeletMetrics builds the kubelet client from the manager's REST config: the same
-// credentials (in a pod, the ServiceAccount's bearer token, which the kubelet's webhook
-// authorizes as nodes/metrics get) and, unless opts say otherwise, the cluster CA.
+// NewKubeletMetrics builds the kubelet client from the manager's REST config: unless opts
+// say otherwise, its TLS settings (the cluster CA verifies the kubelets' serving
+// certificates) and, without opts.Tokens, its credentials (which the kubelet's webhook
+// authorizes as nodes/metrics get); with opts.Tokens, only those tokens.
 func NewKubeletMetrics(cfg *rest.Config, opts KubeletOptions) (*KubeletMetrics, error) {
 	kc := rest.CopyConfig(cfg)
+	if opts.Tokens != nil {
+		kc = rest.AnonymousClientConfig(cfg) // TLS settings only: no token, no client certificate
+	}
 	kc.ServerName = "" // the API server's name; a kubelet is reached by its node address
 	switch {
 	case opts.InsecureSkipTLSVerify:
@@ -55,11 +69,31 @@ func NewKubeletMetrics(cfg *rest.Config, opts KubeletOptions) (*KubeletMetrics, 
 	if err != nil {
 		return nil, fmt.Errorf("kubelet client: %w", err)
 	}
+	if opts.Tokens != nil {
+		rt = &tokenTransport{next: rt, tokens: opts.Tokens}
+	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
 	return &KubeletMetrics{client: &http.Client{Transport: rt, Timeout: timeout}}, nil
+}
+
+// tokenTransport sends each request with the token source's bearer token.
+type tokenTransport struct {
+	next   http.RoundTripper
+	tokens TokenSource
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	token, err := t.tokens.Token(req.Context())
+	if err != nil {
+		return nil, fmt.Errorf("kubelet reader token: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+token)
+	return t.next.RoundTrip(req)
 }
 
 // kubeletURL is the resource metrics URL of a node: its InternalIP (else ExternalIP, else
