@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -32,13 +33,48 @@ import (
 )
 
 // installedRBAC is the manager's RBAC as an installation ships it: its ClusterRole and
-// ClusterRoleBinding, the redis-role sidecars' ClusterRole, and the manager's
-// --redis-role-clusterrole flag.
+// ClusterRoleBinding, the redis-role sidecars' ClusterRole, the manager's
+// --redis-role-clusterrole flag, and the manager-scope admission policy and its binding.
 type installedRBAC struct {
 	manager, redisRole rbacv1.ClusterRole
 	binding            rbacv1.ClusterRoleBinding
 	serviceAccount     string
 	flag               string
+	policy             []client.Object
+}
+
+// managerScopeFile is config/admission's manager-scope policy (the chart's is a copy).
+const managerScopeFile = "manager_scope.yaml"
+
+// admissionObjects decodes a ValidatingAdmissionPolicy and its binding from YAML documents,
+// replacing old with new in each (the manager's user name).
+func admissionObjects(t *testing.T, docs [][]byte, replace ...string) []client.Object {
+	t.Helper()
+	var objs []client.Object
+	for _, doc := range docs {
+		doc = []byte(strings.NewReplacer(replace...).Replace(string(doc)))
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		var obj client.Object
+		switch meta.Kind {
+		case "ValidatingAdmissionPolicy":
+			obj = &admissionv1.ValidatingAdmissionPolicy{}
+		case "ValidatingAdmissionPolicyBinding":
+			obj = &admissionv1.ValidatingAdmissionPolicyBinding{}
+		default:
+			continue
+		}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, obj)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("manager-scope: %d policy objects, want the policy and its binding", len(objs))
+	}
+	return objs
 }
 
 // yamlDocs splits a multi-document YAML file.
@@ -125,17 +161,27 @@ func kustomizeRBAC(t *testing.T, ns string) installedRBAC {
 			}
 		}
 	}
+	data, err = os.ReadFile(filepath.Join("..", "config", "admission", managerScopeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// installed in namespace ns instead of config/default's benchrun-system
+	in.policy = admissionObjects(t, yamlDocs(t, data), "system:serviceaccount:benchrun-system:"+in.serviceAccount,
+		"system:serviceaccount:"+ns+":"+in.serviceAccount)
 	return in
 }
 
-// chartRBAC is what `helm template` of charts/benchrun renders for release rel in ns.
+// chartRBAC is what `helm template` of charts/benchrun renders for a cluster-wide release
+// rel in ns on a cluster serving ValidatingAdmissionPolicy.
 func chartRBAC(t *testing.T, helm, rel, ns string) installedRBAC {
-	out, err := exec.Command(helm, "template", rel, filepath.Join("..", "charts", "benchrun"), "-n", ns).Output()
+	out, err := exec.Command(helm, "template", rel, filepath.Join("..", "charts", "benchrun"), "-n", ns,
+		"--set", "rbac.namespaced=false", "--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy").Output()
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
 	var in installedRBAC
 	roles := map[string]rbacv1.ClusterRole{}
+	var scope [][]byte
 	for _, doc := range yamlDocs(t, out) {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
@@ -163,8 +209,17 @@ func chartRBAC(t *testing.T, helm, rel, ns string) installedRBAC {
 			}
 			in.flag = managerFlag(&d, "redis-role-clusterrole")
 			in.serviceAccount = d.Spec.Template.Spec.ServiceAccountName
+		case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+			var m metav1.PartialObjectMetadata
+			if err := yaml.Unmarshal(doc, &m); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(m.Name, "-manager-scope") {
+				scope = append(scope, doc)
+			}
 		}
 	}
+	in.policy = admissionObjects(t, scope)
 	in.manager = roles[in.binding.RoleRef.Name]
 	in.redisRole = roles[in.flag]
 	if in.manager.Name == "" || in.redisRole.Name == "" || len(in.binding.Subjects) != 1 || in.binding.Subjects[0].Name != in.serviceAccount {
@@ -188,10 +243,11 @@ func helmBinary() string {
 }
 
 // TestManagerRBAC runs the reconciler on the real kube-apiserver (RBAC authorization, as
-// envtest starts it) as a ServiceAccount holding exactly the installed RBAC, for config/
-// (kustomize) and the Helm chart: every target kind and the runners are created, run and
-// cleaned up; the manager cannot patch pods, create a Role granting that, or bind any
-// ClusterRole but the redis-role one, which lets the sidecars label their pods.
+// envtest starts it) as a ServiceAccount holding exactly the installed RBAC and under the
+// installed manager-scope admission policy, for config/ (kustomize) and the Helm chart
+// (cluster-wide): every target kind and the runners are created, run and cleaned up; the
+// manager cannot patch pods, create a Role granting that, or bind any ClusterRole but the
+// redis-role one, which lets the sidecars label their pods.
 func TestManagerRBAC(t *testing.T) {
 	installOperatorCRDs(t)
 	t.Run("kustomize", func(t *testing.T) {
@@ -221,7 +277,7 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 		}
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: in.serviceAccount, Namespace: e.ns}}
-	objs := []client.Object{sa, &in.manager, &in.redisRole, &in.binding}
+	objs := append([]client.Object{sa, &in.manager, &in.redisRole, &in.binding}, in.policy...)
 	for _, obj := range objs {
 		obj.SetResourceVersion("")
 		if err := k8sClient.Create(e.ctx, obj); err != nil {
@@ -236,6 +292,7 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 	user := fmt.Sprintf("system:serviceaccount:%s:%s", e.ns, in.serviceAccount)
 	manager := impersonate(t, user)
 	waitAllowed(t, manager, authorizationv1.ResourceAttributes{Namespace: e.ns, Verb: "create", Group: "apps", Resource: "statefulsets"})
+	waitPolicy(t, manager, e.ns)
 
 	e.r = e.reconciler(manager)
 	e.r.APIReader = manager
@@ -431,5 +488,26 @@ func operatorStatefulSets(t *testing.T, e *env, run *v1alpha1.BenchmarkRun) {
 		if err := k8sClient.Create(e.ctx, sts); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// waitPolicy waits until the manager-scope policy refuses the manager a ConfigMap of no run
+// in ns (a dry-run: nothing is created).
+func waitPolicy(t *testing.T, manager client.Client, ns string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: ns}}
+		err := manager.Create(t.Context(), cm, client.DryRunAll)
+		if kerrors.IsInvalid(err) || kerrors.IsForbidden(err) {
+			if !strings.Contains(err.Error(), "only objects of a run") {
+				t.Fatalf("policy probe: %v", err)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the manager-scope policy is not in force after 30s: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
