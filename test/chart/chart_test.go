@@ -33,6 +33,7 @@ var (
 	repoRoot = filepath.Join("..", "..")
 	chartDir = filepath.Join(repoRoot, "charts", "benchrun")
 	k8s      client.Client
+	restCfg  *rest.Config // the envtest API server, as system:masters
 	warnings = &warningLog{}
 )
 
@@ -70,6 +71,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cfg = rest.CopyConfig(cfg)
+	restCfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler = warnings
 	if k8s, err = client.New(cfg, client.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -97,10 +99,16 @@ func helm(t *testing.T) string {
 	return ""
 }
 
-// render runs helm template with the values files and --set flags in args.
+// render runs helm template of release rel with the values files and --set flags in args.
 func render(t *testing.T, ns string, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.Command(helm(t), append([]string{"template", "rel", chartDir, "-n", ns, "--include-crds"}, args...)...)
+	return renderRelease(t, "rel", ns, args...)
+}
+
+// renderRelease runs helm template of release name with the values files and flags in args.
+func renderRelease(t *testing.T, name, ns string, args ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(helm(t), append([]string{"template", name, chartDir, "-n", ns, "--include-crds"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -136,6 +144,9 @@ func objects(t *testing.T, data []byte) []*unstructured.Unstructured {
 var valueSets = map[string][]string{
 	"defaults": nil,
 	"local":    {"-f", filepath.Join(repoRoot, "hack", "local-cluster", "values-local.yaml")},
+	"cluster-wide": {"--set", "rbac.namespaced=false", "--set", "rbac.clusterWide.allowWithoutPolicy=true",
+		"--set", "rbac.clusterWide.protectedNamespaces={team-secrets}", "--set", "metrics.secure=true",
+		"--set", "metrics.serviceMonitor.enabled=true"},
 	"minimal": {"--set", "rbac.create=false", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=mine",
 		"--set", "metrics.enabled=false", "--set", "leaderElection=false", "--set", "crds.upgradeJob.enabled=false"},
 	"tuned": {"--set", "replicaCount=2", "--set", "image.tag=1.2.3", "--set", "images.redis.tag=7.4",
@@ -232,6 +243,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"watchNamespaces={Team_A}", []string{"/watchNamespaces/0", "does not match pattern"}},
 		{"liveMetrics.remoteWriteURL=http://admin:pw@prom/api/v1/write", []string{"/liveMetrics/remoteWriteURL", "does not match pattern"}},
 		{"metrics.prometheusRule.regressionPercent=100", []string{"/metrics/prometheusRule/regressionPercent", "maximum"}},
+		{"rbac.clusterWide.protectedNamespaces={Kube_System}", []string{"/rbac/clusterWide/protectedNamespaces/0", "does not match pattern"}},
+		{"rbac.clusterWide.allowWithoutPolicy=yes", []string{"/rbac/clusterWide/allowWithoutPolicy", "got string, want boolean"}},
 	} {
 		_, err := render(t, "x", "--set", c.set)
 		if err == nil {
@@ -248,5 +261,11 @@ func TestSchemaRejects(t *testing.T) {
 	if _, err := render(t, "x", "--set", "replicaCount=2", "--set", "leaderElection=false"); err == nil ||
 		!strings.Contains(err.Error(), "replicaCount > 1 needs leaderElection: true") {
 		t.Errorf("replicaCount=2 without leader election: %v", err)
+	}
+	// cluster-wide where ValidatingAdmissionPolicy is not served: refused unless opted in
+	if _, err := render(t, "x", "--set", "rbac.namespaced=false"); err == nil ||
+		!strings.Contains(err.Error(), "rbac.namespaced=false (cluster-wide install) needs the manager-scope ValidatingAdmissionPolicy") ||
+		!strings.Contains(err.Error(), "rbac.clusterWide.allowWithoutPolicy=true") {
+		t.Errorf("cluster-wide without ValidatingAdmissionPolicy: %v", err)
 	}
 }

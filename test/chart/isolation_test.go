@@ -9,8 +9,8 @@ import (
 )
 
 // TestRunnerIsolationPolicyDryRun: on a cluster serving ValidatingAdmissionPolicy the chart
-// renders the runner-isolation and pause-containers policies and their bindings, and the API
-// server accepts them
+// renders the runner-isolation, pause-containers and manager-scope policies and their
+// bindings, and the API server accepts them
 // (server-side dry-run, strict field validation: the CEL expressions compile); without that
 // API (helm template's default capabilities, clusters before 1.30) it renders neither.
 func TestRunnerIsolationPolicyDryRun(t *testing.T) {
@@ -33,7 +33,7 @@ func TestRunnerIsolationPolicyDryRun(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"runner-isolation", "pause-containers"} {
+	for _, name := range []string{"runner-isolation", "pause-containers", "manager-scope"} {
 		if kinds["ValidatingAdmissionPolicy "+name] != 1 || kinds["ValidatingAdmissionPolicyBinding "+name] != 1 {
 			t.Fatalf("rendered %v: want the %s policy and binding", kinds, name)
 		}

@@ -93,8 +93,39 @@ func TestNamespacedRBAC(t *testing.T) {
 			t.Errorf("namespaced manager may %s %s/%s %s in namespace %q", a.Verb, a.Group, a.Resource, a.Name, a.Namespace)
 		}
 	}
-	if !access(ctx, t, user, ra("", "get", "", "nodes", "n1")) || !access(ctx, t, user, authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "metrics", Name: "n1"}) {
-		t.Error("namespaced manager with kubelet metrics may not get nodes and nodes/metrics")
+	if !access(ctx, t, user, ra("", "get", "", "nodes", "n1")) {
+		t.Error("namespaced manager with kubelet metrics may not get nodes")
+	}
+	checkKubeletReader(ctx, t, sys, user)
+}
+
+// checkKubeletReader: the kubelets' nodes/metrics is the kubelet reader's right, not the
+// manager's (its token never goes to a kubelet); the manager may only request tokens of the
+// reader, which may do nothing else.
+func checkKubeletReader(ctx context.Context, t *testing.T, ns, manager string) {
+	t.Helper()
+	metrics := authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "metrics", Name: "n1"}
+	if access(ctx, t, manager, metrics) {
+		t.Error("the manager may get nodes/metrics itself")
+	}
+	reader := "system:serviceaccount:" + ns + ":rel-benchrun-kubelet-reader"
+	if !access(ctx, t, reader, metrics) {
+		t.Error("the kubelet reader may not get nodes/metrics")
+	}
+	token := func(name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: name}
+	}
+	if !access(ctx, t, manager, token("rel-benchrun-kubelet-reader")) {
+		t.Error("the manager may not request the kubelet reader's tokens")
+	}
+	for _, a := range []authorizationv1.ResourceAttributes{token("rel-benchrun-manager"), token("default"),
+		{Verb: "get", Resource: "nodes", Subresource: "proxy", Name: "n1"}, {Verb: "list", Resource: "pods"}} {
+		if access(ctx, t, manager, a) && a.Subresource == "token" {
+			t.Errorf("the manager may request tokens of %s", a.Name)
+		}
+		if access(ctx, t, reader, a) {
+			t.Errorf("the kubelet reader may %s %s/%s %s", a.Verb, a.Resource, a.Subresource, a.Name)
+		}
 	}
 }
 
