@@ -343,6 +343,20 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 		t.Errorf("manager listing Secrets: want Forbidden, got %v", err)
 	}
 
+	// The Redis operator would create pods as whatever a RedisReplication names: not through
+	// the manager (the manager-scope policy).
+	smuggled := operatorObject("RedisReplication")
+	smuggled.SetNamespace(e.ns)
+	smuggled.SetName("smuggled-g1-redis")
+	smuggled.SetLabels(map[string]string{"bench.benchrun.io/run": "smuggled", "bench.benchrun.io/generation": "1"})
+	smuggled.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun",
+		Name: "smuggled", UID: "0b1c2d3e-0000-4000-8000-000000000002", Controller: ptr.To(true)}})
+	smuggled.Object["spec"] = map[string]any{"clusterSize": int64(1), "serviceAccountName": "default",
+		"kubernetesConfig": map[string]any{"image": "redis:t"}}
+	if err := manager.Create(e.ctx, smuggled, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "only without a ServiceAccount") {
+		t.Errorf("manager creating a RedisReplication running as another ServiceAccount: want refused, got %v", err)
+	}
+
 	// Every target kind, then the runners, collection and cleanup, as the manager.
 	single := e.redisRun("single", 2)
 	ha := e.redisRun("ha", 1)
