@@ -117,7 +117,7 @@ func (e *env) usageStoreOf(run *v1alpha1.BenchmarkRun) *usageStore {
 
 // managerReader is a client acting as a ServiceAccount bound to the generated manager
 // ClusterRole (config/rbac/role.yaml), so the kubelet path's API reads run under that RBAC;
-// it also checks that the role grants what the kubelet's webhook authorizer asks for.
+// it also checks that the role grants nodes get but not the kubelets' nodes/metrics.
 func (e *env) managerReader() client.Client {
 	e.t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
@@ -151,10 +151,14 @@ func (e *env) managerReader() client.Client {
 		}
 		return sar.Status.Allowed
 	}
-	// What the kubelet asks the API server when the manager scrapes /metrics/resource.
-	nodeMetrics := authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "metrics", Name: "any-node"}
-	waitFor(e.t, func() bool { return allowed(nodeMetrics) })
+	// The manager reads the Node (the kubelet's address); what the kubelet asks the API server
+	// when /metrics/resource is scraped (nodes/metrics get) is the kubelet reader's right, not
+	// the manager's (TestKubeletReaderIdentity).
+	waitFor(e.t, func() bool {
+		return allowed(authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Name: "any-node"})
+	})
 	for _, denied := range []authorizationv1.ResourceAttributes{
+		{Verb: "get", Resource: "nodes", Subresource: "metrics", Name: "any-node"},
 		{Verb: "get", Resource: "nodes", Subresource: "proxy", Name: "any-node"},
 		{Verb: "list", Resource: "nodes"},
 	} {

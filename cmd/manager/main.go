@@ -62,7 +62,7 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
 		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
 	flag.BoolVar(&f.kubeletUsage, "kubelet-metrics", true,
-		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get)")
+		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get, for the --kubelet-service-account)")
 	flag.StringVar(&f.kubelet.CAFile, "kubelet-certificate-authority", "",
 		"CA file verifying the kubelets' serving certificates (default: the cluster CA)")
 	flag.BoolVar(&f.kubelet.InsecureSkipTLSVerify, "kubelet-insecure-tls", false,
