@@ -2,8 +2,10 @@ package chart
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +228,55 @@ func checkScopeCopy(t *testing.T) {
 	}
 	if string(a) != string(b) {
 		t.Error("charts/benchrun/files/manager-scope.yaml differs from config/admission/manager_scope.yaml: copy it")
+	}
+}
+
+// TestSecureMetricsChart: metrics.secure passes --metrics-secure, grants the manager
+// tokenreviews and subjectaccessreviews create, ships a metrics-reader ClusterRole, and the
+// ServiceMonitor scrapes over HTTPS with Prometheus's token (the Service's scrape
+// annotations say https when there is no ServiceMonitor); without it, none of that.
+func TestSecureMetricsChart(t *testing.T) {
+	sm := "monitoring.coreos.com/v1/ServiceMonitor"
+	for _, secure := range []bool{true, false} {
+		flag := "metrics.secure=false"
+		if secure {
+			flag = "metrics.secure=true"
+		}
+		for _, withSM := range []bool{true, false} {
+			args := []string{"--set", flag}
+			if withSM {
+				args = append(args, "--set", "metrics.serviceMonitor.enabled=true", "--api-versions", sm)
+			}
+			out, err := render(t, "x", args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range objects(t, out) {
+				switch {
+				case o.GetKind() == "Deployment" && contains(fmt.Sprint(nested(o, "spec", "template", "spec", "containers")), "--metrics-secure"):
+					got = append(got, "flag")
+				case o.GetKind() == "ClusterRole" && o.GetName() == "rel-benchrun-metrics-auth":
+					got = append(got, "auth")
+				case o.GetKind() == "ClusterRole" && o.GetName() == "rel-benchrun-metrics-reader":
+					got = append(got, "reader")
+				case o.GetKind() == "ServiceMonitor" && nested(o, "spec", "endpoints").([]any)[0].(map[string]any)["scheme"] == "https":
+					got = append(got, "sm-https")
+				case o.GetKind() == "Service" && o.GetAnnotations()["prometheus.io/scheme"] == "https":
+					got = append(got, "annotation-https")
+				}
+			}
+			want := map[bool][]string{true: {"auth", "reader", "flag"}, false: nil}[secure]
+			if secure && withSM {
+				want = append(want, "sm-https")
+			} else if secure {
+				want = append(want, "annotation-https")
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s, ServiceMonitor %v: rendered %v, want %v", flag, withSM, got, want)
+			}
+		}
 	}
 }
