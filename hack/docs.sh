@@ -83,7 +83,8 @@ cli() {
 `benchrun` runs a BenchmarkRun on one machine (`run`, `validate`), renders result documents
 (`report`, `compare`) and, installed as `kubectl-benchrun` on `PATH`, reads runs on a cluster
 (`get`, `report`, `compare`, `watch`). Build it with `make benchrun` (`bin/benchrun`).
-Flags take one dash or two (`-f` or `--out-dir`).
+Flags take one dash or two (`-f` or `--out-dir`). The table shapes of `report --format`
+(`ya`, `echo`, `packetd`, `ycsb`) and where they come from: [Reports](../reports.md).
 
 Exit codes: `0` success, `1` failure (invalid file, target not ready, runner failed), `2` bad
 usage, `3` thresholds not met (or a live `abortOnFail` threshold broke), `130` interrupted
