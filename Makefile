@@ -121,6 +121,7 @@ include hack/make/local.mk
 include hack/make/k6.mk
 include hack/make/cluster.mk
 include hack/make/e2e.mk
+include hack/make/docs.mk
 
 ##@ Tools
 

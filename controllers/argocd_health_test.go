@@ -159,8 +159,8 @@ func writeHealthCases(t *testing.T, dir string, cases []healthCase) {
 	}
 }
 
-// TestArgoCDSnippetIsTheLua: the argocd-cm patch users apply and the README's snippet hold
-// exactly config/argocd/health.lua.
+// TestArgoCDSnippetIsTheLua: the argocd-cm patch users apply and the snippets shown in the
+// docs' GitOps page and the chart README hold exactly config/argocd/health.lua.
 func TestArgoCDSnippetIsTheLua(t *testing.T) {
 	lua, err := os.ReadFile(filepath.Join("..", "config", "argocd", "health.lua"))
 	if err != nil {
@@ -179,7 +179,7 @@ func TestArgoCDSnippetIsTheLua(t *testing.T) {
 	if got := cm.Data["resource.customizations.health.bench.benchrun.io_BenchmarkRun"]; got != string(lua) {
 		t.Errorf("config/argocd/argocd-cm.yaml differs from health.lua:\n%s", got)
 	}
-	for _, doc := range []string{"README.md", "charts/benchrun/README.md"} {
+	for _, doc := range []string{"docs/getting-started/gitops.md", "charts/benchrun/README.md"} {
 		readme, err := os.ReadFile(filepath.Join("..", doc))
 		if err != nil {
 			t.Fatal(err)
