@@ -22,6 +22,9 @@ type Series struct {
 	Points []Point
 	// Dashed draws the line dashed whatever its index.
 	Dashed bool
+	// Labels, when set, name each point in its dot's tooltip (e.g. a search step); unused
+	// once the series is downsampled.
+	Labels []string
 }
 
 // Marker is a labelled vertical line across the plot, e.g. a fault or the best rate.
@@ -44,14 +47,23 @@ type LineChart struct {
 	Markers []Marker
 	// Dots marks every point with a dot whose tooltip gives its values (for short series).
 	Dots bool
+	// Budget, when positive, bounds the points of all series together (each series gets an
+	// equal share, at least 100 and at most MaxPoints), to bound the file's size.
+	Budget int
 }
 
 // Render writes the chart as a standalone SVG document. Series are downsampled to MaxPoints
 // points; a chart without points says "no data".
 func (c LineChart) Render(w io.Writer) error {
 	series := make([]Series, len(c.Series))
+	per := MaxPoints
+	if c.Budget > 0 && len(c.Series) > 0 {
+		per = min(max(c.Budget/len(c.Series), 100), MaxPoints)
+	}
 	for i, s := range c.Series {
-		s.Points = Downsample(s.Points, MaxPoints)
+		if len(s.Points) > per {
+			s.Points, s.Labels = Downsample(s.Points, per), nil
+		}
 		series[i] = s
 	}
 	xs, ys, ok := c.scales(series)
@@ -160,10 +172,14 @@ func (cv *canvas) line(i int, s Series, xs, ys *scale, xa, ya Axis, dots bool) {
 	if !dots {
 		return
 	}
-	for _, p := range s.Points {
+	for k, p := range s.Points {
 		if xs.valid(p.X) && ys.valid(p.Y) {
+			name := s.Name
+			if len(s.Labels) == len(s.Points) {
+				name += " " + s.Labels[k]
+			}
 			fmt.Fprintf(cv.bw, `<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s: %s %s, %s %s</title></circle>`+"\n",
-				num(xs.px(p.X)), num(ys.px(p.Y)), Colour(i), Esc(s.Name), Esc(xa.Title), Esc(axisValue(xa.Kind, p.X)), Esc(ya.Title), Esc(axisValue(ya.Kind, p.Y)))
+				num(xs.px(p.X)), num(ys.px(p.Y)), Colour(i), Esc(name), Esc(xa.Title), Esc(axisValue(xa.Kind, p.X)), Esc(ya.Title), Esc(axisValue(ya.Kind, p.Y)))
 		}
 	}
 }

@@ -129,7 +129,7 @@ func runStart(sum results.Summary) time.Time {
 // cpsSeries is each scenario's calls per second over time from the run's start: per bucket of
 // the document's start timeline, or per minute (per interval) of the summary without it.
 func cpsSeries(sum results.Summary, doc *results.Document) []charts.Series {
-	t0 := runStart(sum)
+	t0 := runStart(sum).Truncate(time.Second) // timeline buckets start on whole seconds
 	var out []charts.Series
 	for i, sc := range sum.Scenarios {
 		s := charts.Series{Name: sc.Name}
