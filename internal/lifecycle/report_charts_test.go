@@ -13,7 +13,7 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-const hostileName = `get<script>alert(1)</script>&"`
+const hostileName = `get<script>alert(1)</script>&"|x`
 
 // svgElements parses an SVG document and counts its data elements (series paths, bars, dots).
 func svgElements(t *testing.T, name string, svg []byte) int {
