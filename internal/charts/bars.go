@@ -33,7 +33,9 @@ type BarChart struct {
 // Render writes the chart as a standalone SVG document; a chart without values says "no data".
 func (c BarChart) Render(w io.Writer) error {
 	below := 0.0
-	rotate := len(c.Categories) > 6 || longest(c.Categories) > 12
+	band := (width - plotLeft - plotRight) / float64(max(len(c.Categories), 1))
+	rotate := float64(min(longest(c.Categories), 16))*7.5 > band // labels wider than their group turn
+
 	if rotate {
 		below = 70
 	}
@@ -46,7 +48,6 @@ func (c BarChart) Render(w io.Writer) error {
 		return cv.close()
 	}
 	cv.yGrid(ys)
-	band := (width - plotLeft - plotRight) / float64(len(c.Categories))
 	barW := band * 0.8 / float64(max(len(c.Series), 1))
 	base := ys.from
 	if c.Y.Kind != Log && ys.lo < 0 {
@@ -55,8 +56,15 @@ func (c BarChart) Render(w io.Writer) error {
 	for k, cat := range c.Categories {
 		x0 := plotLeft + float64(k)*band
 		cv.categoryLabel(x0+band/2, cat, rotate)
+		var present []int // the series with a value here, centred in the group (gaps closed)
 		for i, s := range c.Series {
-			cv.bar(i, k, s, cat, x0+band*0.1+float64(i)*barW, barW, base, ys)
+			if k < len(s.Values) && ys.valid(s.Values[k]) {
+				present = append(present, i)
+			}
+		}
+		left := x0 + band/2 - float64(len(present))*barW/2
+		for j, i := range present {
+			cv.bar(i, k, c.Series[i], cat, left+float64(j)*barW, barW, base, ys)
 		}
 	}
 	cv.frame()

@@ -38,7 +38,7 @@ const (
 	width      = 760.0
 	plotTop    = 40.0
 	plotLeft   = 72.0
-	plotRight  = 24.0
+	plotRight  = 44.0
 	plotHeight = 300.0
 	legendRowH = 18.0
 	legendColW = 220.0
