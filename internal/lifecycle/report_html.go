@@ -51,7 +51,8 @@ func HTMLReport(title string, files map[string][]byte) ([]byte, error) {
 	if err := json.Unmarshal(files[ReportJSON], &sum); err != nil {
 		return nil, fmt.Errorf("%s: %w", ReportJSON, err)
 	}
-	page := htmlPage{Title: title, Summary: sum, Tables: markdownHTML(string(files[ReportMarkdown])),
+	md := strings.TrimPrefix(string(files[ReportMarkdown]), "## "+title+"\n") // the page's own heading already
+	page := htmlPage{Title: title, Summary: sum, Tables: markdownHTML(md),
 		FmtCPS: func(v float64) string { return results.FormatThousands(v, 2) }, FmtCount: func(n int64) string { return results.FormatThousands(float64(n), 0) }}
 	var names []string
 	for name := range files {
