@@ -73,7 +73,7 @@ func (c BarChart) Render(w io.Writer) error {
 		names[i] = s.Name
 	}
 	cv.legend(names, below, func(i int, x, y float64) {
-		fmt.Fprintf(cv.bw, `<rect x="%s" y="%s" width="20" height="10" fill="%s"/>`, num(x), num(y-5), Colour(i))
+		fmt.Fprintf(cv.bw, `<rect x="%s" y="%s" width="20" height="10" fill="%s"%s/>`, num(x), num(y-5), Colour(i), Shade(i))
 	})
 	return cv.close()
 }
@@ -111,8 +111,8 @@ func (cv *canvas) bar(i, k int, s BarSeries, cat string, x, w, base float64, ys 
 	if hasErr {
 		tip += fmt.Sprintf(" (%s – %s)", FormatValue(lo), FormatValue(hi))
 	}
-	fmt.Fprintf(cv.bw, `<rect class="bar" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
-		num(x), num(top), num(max(w-1, 1)), num(max(h, 0.5)), Colour(i), Esc(tip))
+	fmt.Fprintf(cv.bw, `<rect class="bar" x="%s" y="%s" width="%s" height="%s" fill="%s"%s><title>%s</title></rect>`+"\n",
+		num(x), num(top), num(max(w-1, 1)), num(max(h, 0.5)), Colour(i), Shade(i), Esc(tip))
 	if hasErr {
 		cx, a, b := x+w/2, ys.px(lo), ys.px(hi)
 		fmt.Fprintf(cv.bw, `<path d="M%s %s V%s M%s %s h%s M%s %s h%s" stroke="#222" stroke-width="1.2"/>`+"\n",

@@ -52,6 +52,18 @@ func Colour(i int) string { return Palette[i%len(Palette)] }
 // Dash is the stroke-dasharray of series i ("" for a solid line).
 func Dash(i int) string { return dashes[(i/len(Palette))%len(dashes)] }
 
+// Shade is the fill-opacity attribute of bar series i: lighter once the palette repeats, as
+// lines get dashes ("" for the first round).
+func Shade(i int) string {
+	switch (i / len(Palette)) % 3 {
+	case 1:
+		return ` fill-opacity="0.6"`
+	case 2:
+		return ` fill-opacity="0.35"`
+	}
+	return ""
+}
+
 // Esc escapes s for SVG or HTML text and attribute values.
 func Esc(s string) string { return html.EscapeString(s) }
 

@@ -104,6 +104,13 @@ func TestBarChartGroupedWithErrorBars(t *testing.T) {
 	if bytes.Contains(svg, []byte("<script")) {
 		t.Error("a category or series name is not escaped")
 	}
+	many := BarChart{Title: "many", Categories: []string{"a"}}
+	for i := range 10 {
+		many.Series = append(many.Series, BarSeries{Name: string(rune('a' + i)), Values: []float64{float64(i + 1)}})
+	}
+	if svg := render(t, many); !bytes.Contains(svg, []byte(`fill-opacity="0.6"`)) {
+		t.Error("bar series beyond the palette are not lighter")
+	}
 	if !bytes.Contains(svg, []byte("(3600 – 4400)")) {
 		t.Error("a bar's tooltip lacks its error bar's ends")
 	}
