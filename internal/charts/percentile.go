@@ -13,6 +13,8 @@ type PercentileChart struct {
 	LogY bool
 	// Series are the curves: X is the percentile (0–100), Y the latency at it.
 	Series []Series
+	// Budget bounds the points of all curves together (see LineChart.Budget).
+	Budget int
 }
 
 // Render writes the plot as a standalone SVG document (a LineChart over the Percentile axis).
@@ -21,5 +23,5 @@ func (c PercentileChart) Render(w io.Writer) error {
 	if c.LogY {
 		y.Kind = Log
 	}
-	return LineChart{Title: c.Title, X: Axis{Title: "percentile", Kind: Percentile}, Y: y, Series: c.Series}.Render(w)
+	return LineChart{Title: c.Title, X: Axis{Title: "percentile", Kind: Percentile}, Y: y, Series: c.Series, Budget: c.Budget}.Render(w)
 }

@@ -94,7 +94,8 @@ func Charts(sum results.Summary, doc *results.Document) (map[string][]byte, erro
 		if err := addChart(out, ChartLatency, latencyBars(withCalls)); err != nil {
 			return nil, err
 		}
-		c := charts.PercentileChart{Title: "Latency by percentile", YTitle: "latency (ms)", LogY: true, Series: percentileSeries(withCalls, doc)}
+		c := charts.PercentileChart{Title: "Latency by percentile", YTitle: "latency (ms)", LogY: true,
+			Series: percentileSeries(withCalls, doc), Budget: chartPointBudget}
 		if err := addChart(out, ChartPercentiles, c); err != nil {
 			return nil, err
 		}
