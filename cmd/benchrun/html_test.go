@@ -131,26 +131,35 @@ func TestHTMLReportInChromium(t *testing.T) {
 		stdout, stderr []byte
 		err            error
 	}
-	shotDone := make(chan result, 1)
-	go func() { // the screenshot and the DOM dump in parallel
+	shotDone, svgDone := make(chan result, 1), make(chan result, 1)
+	go func() { // the screenshots and the DOM dump in parallel
 		o, e, err := headless(ctx, bin, page, "--window-size=1200,3000", "--screenshot="+shot)
 		shotDone <- result{o, e, err}
+	}()
+	svgShot := filepath.Join(filepath.Dir(page), "percentiles.png") // a report's SVG file as GitHub or an editor shows it
+	go func() {
+		o, e, err := headless(ctx, bin, filepath.Join(out, lifecycle.ChartPercentiles), "--window-size=760,400", "--screenshot="+svgShot)
+		svgDone <- result{o, e, err}
 	}()
 	dom, domErr, err := headless(ctx, bin, page, "--dump-dom")
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v\n%s", err, domErr)
 	}
-	sr := <-shotDone
-	if sr.err != nil {
-		t.Fatalf("chromium --screenshot: %v\n%s", sr.err, sr.stderr)
+	sr, sv := <-shotDone, <-svgDone
+	for _, r := range []result{sr, sv} {
+		if r.err != nil {
+			t.Fatalf("chromium --screenshot: %v\n%s", r.err, r.stderr)
+		}
 	}
-	if lines := consoleLines(append(domErr, sr.stderr...)); len(lines) > 0 {
+	if lines := consoleLines(append(append(domErr, sr.stderr...), sv.stderr...)); len(lines) > 0 {
 		t.Errorf("console messages:\n%s", strings.Join(lines, "\n"))
 	}
-	inked, colours := pngStats(t, shot)
-	t.Logf("screenshot: %.1f %% non-white, %d colours", inked*100, colours)
-	if inked < 0.02 || colours < 20 {
-		t.Errorf("the screenshot looks blank: %.2f %% non-white, %d colours", inked*100, colours)
+	for _, png := range []string{shot, svgShot} {
+		inked, colours := pngStats(t, png)
+		t.Logf("screenshot %s: %.1f %% non-white, %d colours", filepath.Base(png), inked*100, colours)
+		if inked < 0.02 || colours < 20 {
+			t.Errorf("screenshot %s looks blank: %.2f %% non-white, %d colours", filepath.Base(png), inked*100, colours)
+		}
 	}
 	checkCharts(t, dom)
 	checkFigures(t, dom, sum)
