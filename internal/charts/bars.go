@@ -37,7 +37,7 @@ func (c BarChart) Render(w io.Writer) error {
 	rotate := float64(min(longest(c.Categories), 16))*7.5 > band // labels wider than their group turn
 
 	if rotate {
-		below = 70
+		below = 90
 	}
 	cv := open(w, c.Title, chartHeight(len(c.Series), below))
 	cv.axisTitles(c.X.Title, c.Y.Title, below)
@@ -94,7 +94,7 @@ func (cv *canvas) categoryLabel(x float64, cat string, rotate bool) {
 		fmt.Fprintf(cv.bw, `<text x="%s" y="%s" text-anchor="middle"><title>%s</title>%s</text>`+"\n", num(x), num(y), Esc(cat), Esc(cut(cat, 16)))
 		return
 	}
-	fmt.Fprintf(cv.bw, `<text x="%s" y="%s" text-anchor="end" transform="rotate(-35 %s %s)"><title>%s</title>%s</text>`+"\n",
+	fmt.Fprintf(cv.bw, `<text x="%s" y="%s" text-anchor="end" transform="rotate(-60 %s %s)"><title>%s</title>%s</text>`+"\n",
 		num(x), num(y-4), num(x), num(y-4), Esc(cat), Esc(cut(cat, 16)))
 }
 

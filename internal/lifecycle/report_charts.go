@@ -140,7 +140,7 @@ func cpsSeries(sum results.Summary, doc *results.Document) []charts.Series {
 			w := float64(tl.BucketMs) / 1000
 			for k, n := range tl.Counts {
 				at := float64(tl.StartUnixMs-t0.UnixMilli())/1000 + float64(k)*w
-				s.Points = append(s.Points, charts.Point{X: at, Y: float64(n) / w})
+				s.Points = append(s.Points, charts.Point{X: max(at, 0), Y: float64(n) / w}) // a wide first bucket starts before the run
 			}
 		case len(sc.CallsPerMinute) > 0:
 			from := float64(sc.Start.Truncate(time.Second).Sub(t0)) / 1e9
