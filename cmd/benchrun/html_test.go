@@ -86,7 +86,7 @@ func pngStats(t *testing.T, path string) (inked float64, colours int) {
 }
 
 var (
-	figureRE = regexp.MustCompile(`(?s)<figure data-chart="([^"]+)">(.*?)</figure>`)
+	figureRE = regexp.MustCompile(`(?s)<figure id="[^"]+" data-chart="([^"]+)">(.*?)</figure>`)
 	dataRE   = regexp.MustCompile(`(?s)<script type="application/json" id="benchrun-data">(.*?)</script>`)
 	rowRE    = regexp.MustCompile(`(?s)<tr data-scenario="([^"]+)">(.*?)</tr>`)
 	cellRE   = regexp.MustCompile(`data-field="([a-z0-9]+)" data-value="([^"]+)">([^<]*)</td>`)

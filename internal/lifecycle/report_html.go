@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"html/template"
 	"regexp"
 	"strings"
@@ -25,11 +26,14 @@ type htmlData struct {
 	Charts  []string        `json:"charts"`
 }
 
-// htmlChart is one inlined chart.
+// htmlChart is one inlined chart: its file name, title and SVG element.
 type htmlChart struct {
-	Name string
-	SVG  template.HTML
+	Name, Title string
+	SVG         template.HTML
 }
+
+// svgTitle matches a chart's title element (the first one is the document's).
+var svgTitle = regexp.MustCompile(`<title>([^<]*)</title>`)
 
 // htmlPage is what the page template renders.
 type htmlPage struct {
@@ -65,7 +69,11 @@ func HTMLReport(title string, files map[string][]byte) ([]byte, error) {
 		if i := strings.Index(svg, "<svg"); i >= 0 { // inline the element, without any XML prolog
 			svg = svg[i:]
 		}
-		page.Charts = append(page.Charts, htmlChart{Name: name, SVG: template.HTML(svg)}) // #nosec G203 -- drawn by internal/charts, text escaped
+		title := name
+		if m := svgTitle.FindStringSubmatch(svg); m != nil {
+			title = html.UnescapeString(m[1]) // escaped again by the template
+		}
+		page.Charts = append(page.Charts, htmlChart{Name: name, Title: title, SVG: template.HTML(svg)}) // #nosec G203 -- drawn by internal/charts, text escaped
 	}
 	data, err := json.Marshal(htmlData{Title: title, Summary: json.RawMessage(compactJSON(files[ReportJSON])), Charts: ChartOrder(names)})
 	if err != nil {
@@ -223,27 +231,30 @@ tbody tr:nth-child(even){background:#fafbfc}
 figure{margin:1rem 0 2rem}
 figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.8rem;color:#666}
+nav{font-size:.85rem;line-height:1.6}
+nav a{color:#0072B2}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto}
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
+<nav><a href="#summary-section">Summary</a> · <a href="#tables">Tables</a>{{range .Charts}} · <a href="#{{.Name}}">{{.Title}}</a>{{end}}</nav>
 {{if .Summary.Partial}}<p class="partial"><strong>Partial results:</strong>{{range .Summary.PartialReasons}} {{.}};{{end}}</p>{{end}}
-<h2>Summary</h2>
+<h2 id="summary-section">Summary</h2>
 <div class="scroll"><table id="summary">
 <thead><tr><th>scenario</th><th>type</th><th class="num">calls</th><th class="num">errors</th><th class="num">CPS</th><th class="num">mean ms</th><th class="num">p50 ms</th><th class="num">p90 ms</th><th class="num">p99 ms</th><th class="num">p99.9 ms</th><th class="num">max ms</th></tr></thead>
 <tbody>
 {{range .Summary.Scenarios}}<tr data-scenario="{{.Name}}"><td>{{.Name}}</td><td>{{.Type}}</td><td class="num" data-field="calls" data-value="{{.Calls}}">{{call $.FmtCount .Calls}}</td><td class="num" data-field="errors" data-value="{{.Errors}}">{{call $.FmtCount .Errors}}</td><td class="num" data-field="cps" data-value="{{.CPS}}">{{call $.FmtCPS .CPS}}</td><td class="num" data-field="mean" data-value="{{.LatencyMs.Mean}}">{{.LatencyMs.Mean}}</td><td class="num" data-field="p50" data-value="{{.LatencyMs.P50}}">{{.LatencyMs.P50}}</td><td class="num" data-field="p90" data-value="{{.LatencyMs.P90}}">{{.LatencyMs.P90}}</td><td class="num" data-field="p99" data-value="{{.LatencyMs.P99}}">{{.LatencyMs.P99}}</td><td class="num" data-field="p999" data-value="{{.LatencyMs.P999}}">{{.LatencyMs.P999}}</td><td class="num" data-field="max" data-value="{{.LatencyMs.Max}}">{{.LatencyMs.Max}}</td></tr>
 {{end}}</tbody>
 </table></div>
-<h2>Tables</h2>
+<h2 id="tables">Tables</h2>
 <div class="scroll">
 {{.Tables}}
 </div>
 {{if .Charts}}<h2>Charts</h2>
-{{range .Charts}}<figure data-chart="{{.Name}}">
+{{range .Charts}}<figure id="{{.Name}}" data-chart="{{.Name}}">
 {{.SVG}}
-<figcaption>{{.Name}}</figcaption>
+<figcaption>{{.Title}} ({{.Name}})</figcaption>
 </figure>
 {{end}}{{end}}
 <script type="application/json" id="benchrun-data">{{.Data}}</script>
