@@ -37,7 +37,27 @@ const chartPointBudget = 8000
 // FaultChartFiles are the chart files of a scenario's per-second timeline around its faults:
 // calls completed per second and latency per second.
 func FaultChartFiles(scenario string) (calls, latency string) {
-	return "chart-fault-calls-" + scenario + ".svg", "chart-fault-latency-" + scenario + ".svg"
+	return "chart-fault-calls-" + fileKey(scenario) + ".svg", "chart-fault-latency-" + fileKey(scenario) + ".svg"
+}
+
+// fileKey is a scenario name as part of a report file name: a name from a result document
+// (written by a runner) could hold anything, while a file name must stay in its directory and
+// be a valid ConfigMap key, so every character but letters, digits, '_' and '-' becomes '_'
+// and the key is at most 200 bytes. Names admitted by the API are kept as they are.
+func fileKey(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
 }
 
 // IsChart tells whether a report file is a chart (an SVG).

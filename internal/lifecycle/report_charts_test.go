@@ -90,6 +90,12 @@ func TestChartsFromDocument(t *testing.T) {
 			t.Errorf("%s: a scenario name is not escaped", name)
 		}
 	}
+	if plain, _ := FaultChartFiles("get_1k-a"); calls != `chart-fault-calls-get_script_alert_1___script____x.svg` || plain != "chart-fault-calls-get_1k-a.svg" {
+		t.Errorf("fault chart file of a hostile scenario name: %s", calls)
+	}
+	if got := SearchPlotFile("../../etc/passwd"); got != "search-______etc_passwd.svg" {
+		t.Errorf("search plot file: %s", got)
+	}
 	if _, ok := files["chart-fault-calls-set.svg"]; ok {
 		t.Error("a scenario without faults has a fault chart")
 	}

@@ -5,8 +5,9 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-// SearchPlotFile is the report file of a saturation search's latency-vs-throughput plot.
-func SearchPlotFile(scenario string) string { return "search-" + scenario + ".svg" }
+// SearchPlotFile is the report file of a saturation search's latency-vs-throughput plot (the
+// scenario name made safe as a file name and ConfigMap key, see fileKey).
+func SearchPlotFile(scenario string) string { return "search-" + fileKey(scenario) + ".svg" }
 
 // searchPlots adds the SVG plot of every saturation-search scenario to out: one point per
 // step at (achieved CPS, corrected latency), p50 and p99 as two lines, the service-time p99
