@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -71,12 +73,19 @@ func TestReportData(t *testing.T) {
 	}
 	small := sum
 	small.Scenarios = sum.Scenarios[:1]
-	if data, parts, err := reportData("t", small, "", "[]", "r-report"); err != nil || len(parts) != 0 || dataSize(data) > maxReportBytes {
+	if data, parts, err := reportData("t", small, "", "[]", "r-report", nil); err != nil || len(parts) != 0 || dataSize(data) > maxReportBytes {
 		t.Fatalf("small report: %d parts, %v", len(parts), err)
 	}
-	data, parts, err := reportData("t", sum, "", "[]", "r-report")
+	plots, err := lifecycle.Charts(sum, nil) // the charts of 32 scenarios × 48 h
 	if err != nil {
 		t.Fatal(err)
+	}
+	data, parts, err := reportData("t", sum, "", "[]", "r-report", plots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(data[lifecycle.ChartCPS], "<svg") {
+		t.Errorf("the report over budget lost its CPS chart (%d KiB)", dataSize(data)>>10)
 	}
 	if len(parts) == 0 || dataSize(data) > maxReportBytes || !strings.Contains(data["report.md"], parts[0].name) {
 		t.Fatalf("%d parts, main %d KiB", len(parts), dataSize(data)>>10)
@@ -102,7 +111,7 @@ func TestReportData(t *testing.T) {
 		sum.PartialReasons = append(sum.PartialReasons, fmt.Sprintf("runner-%d: no result stored (%s)", i, strings.Repeat("x", 1000)))
 	}
 	sum.Partial = true
-	data, _, err = reportData("t", sum, "", "[]", "r-report")
+	data, _, err = reportData("t", sum, "", "[]", "r-report", plots)
 	if err != nil || dataSize(data) > maxReportBytes || !strings.Contains(data["results.json"], "and 960 more reasons") {
 		t.Fatalf("report with 1,024 reasons: %v", err)
 	}
@@ -139,5 +148,47 @@ func TestConditionMessageBounded(t *testing.T) {
 	m := s.run.Status.Conditions[0].Message
 	if len(m) > maxConditionMessage+16 || !strings.HasSuffix(m, "…(cut)") || !utf8.ValidString(m) {
 		t.Fatalf("message of %d bytes", len(m))
+	}
+}
+
+// TestReportDataWithCharts measures the report ConfigMap of 32 scenarios × 24 h with its
+// charts drawn from the merged document: it fits one ConfigMap with every chart.
+func TestReportDataWithCharts(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	var scs []results.Scenario
+	for i := range 32 {
+		rec := results.NewRecorder(fmt.Sprintf("scenario-%02d", i), "redis.get")
+		for s := 0; s < 86_400; s += 20 {
+			rec.Record(start.Add(time.Duration(s)*time.Second), time.Duration(100+(s*7+i*13)%5000)*time.Microsecond, fmt.Sprint(s%5), "")
+		}
+		scs = append(scs, rec.Scenario())
+	}
+	doc, err := results.NewDocument("runner-0", scs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := results.Summarize(doc, results.DefaultOptions())
+	plots, err := lifecycle.Charts(sum, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, b := range plots {
+		size += len(b)
+	}
+	data, parts, err := reportData("t", sum, "", "[]", "r-report", plots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, bareParts, err := reportData("t", sum, "", "[]", "r-report", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report of 32 scenarios × 24 h: %d KiB in 1+%d ConfigMaps, %d KiB of it %d charts; without charts %d KiB in 1+%d",
+		dataSize(data)>>10, len(parts), size>>10, len(plots), dataSize(bare)>>10, len(bareParts))
+	for name := range plots {
+		if data[name] == "" {
+			t.Errorf("chart %s left out", name)
+		}
 	}
 }

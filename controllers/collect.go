@@ -59,7 +59,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	r.readPauses(ctx, s.run)          // faultpause.go: when each pause stopped and continued the server
 	measureFaults(s.run, obs, merged) // faultmeasure.go: failover and timeline per fault
 	failedThresholds := r.judge(s)
-	if err := r.writeReport(ctx, s, sum); err != nil {
+	if err := r.writeReport(ctx, s, sum, merged); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("%d of %d runner results merged into %s", n, len(obs.configs), st.Report.ConfigMapName)
@@ -140,8 +140,9 @@ func bestCPS(scs []results.ScenarioSummary) string {
 }
 
 // writeReport creates or updates the report ConfigMap: report.md (the seed-format tables,
-// plus resource usage) and results.json. It outlives cleanup; the run owns it.
-func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum results.Summary) error {
+// plus resource usage), results.json and the charts (drawn from the merged document). It
+// outlives cleanup; the run owns it.
+func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum results.Summary, merged *results.Document) error {
 	run := s.run
 	var md strings.Builder
 	if len(run.Status.Resources) > 0 {
@@ -155,7 +156,14 @@ func (r *BenchmarkRunReconciler) writeReport(ctx context.Context, s *step, sum r
 	lifecycle.RenderFaults(&md, &run.Status)
 	title := fmt.Sprintf("%s (generation %d, %s target)", run.Name, run.Generation, run.Status.Target.Kind)
 	res, _ := json.Marshal(run.Status.Resources)
-	data, parts, err := reportData(title, sum, md.String(), string(res), reportName(run, run.Generation))
+	plots, err := lifecycle.Charts(sum, merged)
+	if err == nil {
+		err = lifecycle.UsageCharts(plots, run.Status.Resources)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: drawing the charts: %w", errPermanent, err)
+	}
+	data, parts, err := reportData(title, sum, md.String(), string(res), reportName(run, run.Generation), plots)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errPermanent, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
@@ -107,6 +108,11 @@ func TestLifecycleWithRunnerAgents(t *testing.T) {
 	var report corev1.ConfigMap
 	if !e.exists(&report, st.Report.ConfigMapName) || !strings.Contains(report.Data["report.md"], "Average CPS") || report.Data["results.json"] == "" {
 		t.Fatalf("report %v", report.Data)
+	}
+	for _, chart := range []string{lifecycle.ChartCPS, lifecycle.ChartLatency, lifecycle.ChartPercentiles, lifecycle.ChartCPU, lifecycle.ChartMemory} {
+		if svg := report.Data[chart]; !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, `class="`) {
+			t.Errorf("report chart %s: %.200s", chart, svg)
+		}
 	}
 
 	// Cleanup (policy OnSuccess): target and runners go, results stay.

@@ -34,13 +34,15 @@ type scenarioSeries struct {
 }
 
 // reportData renders the report ConfigMap's data: report.md (the seed tables plus extra),
-// results.json and resources.json. When that is over maxReportBytes, the per-minute series
+// results.json, resources.json and the charts (plots: SVG files by name, drawn from the full
+// summary). When that is over maxReportBytes, the per-minute series
 // move to parts named base-series-N (each within maxReportBytes), report.md and results.json
 // are rendered without them and report.md names the parts, and partial reasons beyond
-// maxReportReasons are summarised by their count (e.g. a thousand runners without results).
+// maxReportReasons are summarised by their count (e.g. a thousand runners without results);
+// when it is still over, the charts are left out (report.md says so).
 // It is an error when even that does not fit.
-func reportData(title string, sum results.Summary, extra, resources, base string) (map[string]string, []reportPart, error) {
-	data, err := renderReport(title, sum, extra, resources)
+func reportData(title string, sum results.Summary, extra, resources, base string, plots map[string][]byte) (map[string]string, []reportPart, error) {
+	data, err := renderReport(title, sum, extra, resources, plots)
 	if err != nil || dataSize(data) <= maxReportBytes {
 		return data, nil, err
 	}
@@ -63,8 +65,14 @@ func reportData(title string, sum results.Summary, extra, resources, base string
 		short.Scenarios[i] = sc
 	}
 	note := fmt.Sprintf("\nCalls per minute: too long for this ConfigMap; in ConfigMaps %s (%s).\n", strings.Join(names, ", "), reportSeriesKey)
-	if data, err = renderReport(title, short, note+extra, resources); err != nil {
+	if data, err = renderReport(title, short, note+extra, resources, plots); err != nil {
 		return nil, nil, err
+	}
+	if dataSize(data) > maxReportBytes && len(plots) > 0 {
+		note += "\nCharts: left out, the report is too large for its ConfigMap with them (`benchrun report --html` draws them from merged results).\n"
+		if data, err = renderReport(title, short, note+extra, resources, nil); err != nil {
+			return nil, nil, err
+		}
 	}
 	if n := dataSize(data); n > maxReportBytes {
 		return nil, nil, fmt.Errorf("report of %d KiB without its per-minute series: more than %d KiB", n>>10, maxReportBytes>>10)
@@ -72,15 +80,20 @@ func reportData(title string, sum results.Summary, extra, resources, base string
 	return data, parts, nil
 }
 
-// renderReport renders the report files (report.md, results.json, the seed-shape tables) and
-// resources.json.
-func renderReport(title string, sum results.Summary, extra, resources string) (map[string]string, error) {
+// renderReport renders the report files (report.md, results.json, the seed-shape tables),
+// resources.json and the given charts (instead of those Reports draws from sum).
+func renderReport(title string, sum results.Summary, extra, resources string, plots map[string][]byte) (map[string]string, error) {
 	files, err := lifecycle.Reports(title, sum, nil, extra)
 	if err != nil {
 		return nil, err
 	}
 	data := map[string]string{"resources.json": resources}
 	for name, b := range files { // report.md, results.json and the seed-shape tables
+		if !lifecycle.IsChart(name) {
+			data[name] = string(b)
+		}
+	}
+	for name, b := range plots {
 		data[name] = string(b)
 	}
 	return data, nil

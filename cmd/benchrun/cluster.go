@@ -93,7 +93,7 @@ func (k *kube) summary(ctx context.Context, run *v1alpha1.BenchmarkRun) (results
 // files: true when no positional argument exists as a path (flag values are skipped).
 func onCluster(args []string) bool {
 	valued := map[string]bool{"output": true, "trim-percent": true, "title": true, "label": true, "baseline": true,
-		"n": true, "namespace": true, "kubeconfig": true, "context": true}
+		"n": true, "namespace": true, "kubeconfig": true, "context": true, "o": true, "format": true}
 	named := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -176,9 +176,11 @@ func age(t time.Time) string {
 
 // cmdClusterReport prints a run's report from the cluster: the seed tables, thresholds and deltas.
 func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "RUN [--output table|markdown|json|csv] [--format all|ya|echo|packetd|ycsb] [-n NAMESPACE]", stderr)
+	fs := newFlagSet("report", "RUN [--output table|markdown|json|csv] [--format all|ya|echo|packetd|ycsb] [--html [-o report.html]] [-n NAMESPACE]", stderr)
 	output := fs.String("output", "table", "output format: table, markdown, json or csv")
 	format := fs.String("format", "all", "table shape: all (the operator's report), ya, echo, packetd or ycsb")
+	html := fs.Bool("html", false, "write one self-contained HTML page (tables, charts, data) of the report ConfigMap")
+	out := fs.String("o", "", "with --html: the file to write (default: standard output)")
 	connect := clusterFlags(fs)
 	names, err := parseFlags(fs, args)
 	if err != nil {
@@ -193,7 +195,10 @@ func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writ
 		return exitUsage
 	}
 	k, err := connect()
-	if err == nil {
+	switch {
+	case err == nil && *html:
+		err = clusterHTML(ctx, k, names[0], *out, stdout)
+	case err == nil:
 		err = printClusterReport(ctx, k, names[0], *output, *format, stdout)
 	}
 	if err != nil {
@@ -229,6 +234,27 @@ func printClusterReport(ctx context.Context, k *kube, name, output, format strin
 	}
 	_, err = io.WriteString(w, cm.Data["report.md"])
 	return err
+}
+
+// clusterHTML writes the HTML report of a run from its report ConfigMap (report.md,
+// results.json, resources.json and the charts).
+func clusterHTML(ctx context.Context, k *kube, name, out string, stdout io.Writer) error {
+	run, err := k.run(ctx, name)
+	if err != nil {
+		return err
+	}
+	if run.Status.Report == nil {
+		return fmt.Errorf("BenchmarkRun %s has no results yet (phase %s)", run.Name, run.Status.Phase)
+	}
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: run.Status.Report.ConfigMapName}, &cm); err != nil {
+		return fmt.Errorf("report of %s: %w", run.Name, err)
+	}
+	files := map[string][]byte{}
+	for key, v := range cm.Data {
+		files[key] = []byte(v)
+	}
+	return writeHTML(out, stdout, fmt.Sprintf("%s (generation %d)", run.Name, run.Generation), files)
 }
 
 // cmdClusterCompare compares runs side by side, columns named by run, with deltas against

@@ -130,6 +130,17 @@ func TestPluginOnCluster(t *testing.T) {
 	if code := r.run(t); code != exitUsage {
 		t.Errorf("report --format ya --output json: exit %d, want usage", code)
 	}
+	// --html: one page from the report ConfigMap; its charts drawn from results.json when the
+	// ConfigMap has none. -o names a file that exists already: still a cluster run's report.
+	page := writeFile(t, "report.html", "old")
+	r = newCLI(t, env, "report", "--html", "-o", page, "valkey")
+	if code := r.run(t); code != exitOK {
+		t.Errorf("report --html: exit %d\n%s", code, r.stderr.String())
+	}
+	if html := mustRead(t, page); !strings.Contains(html, `<h1>valkey (generation 1)</h1>`) || !strings.Contains(html, `id="benchrun-data"`) ||
+		!strings.Contains(html, `data-chart="chart-percentiles.svg"`) || !strings.Contains(html, `data-field="cps" data-value="1100">1,100.00<`) {
+		t.Errorf("report --html:\n%.3000s", html)
+	}
 	cmp := newCLI(t, env, "compare", "valkey", "redis8", "--baseline", "redis8")
 	out := cmp.stdout.String
 	if code := cmp.run(t); code != exitOK || !strings.Contains(out(), "| redis8 ") || !strings.Contains(out(), "valkey against baseline redis8:") ||

@@ -43,6 +43,8 @@ Usage:
       check the file with the same rules as the cluster (kubectl apply)
   benchrun report [--output table|markdown|json|csv] FILE|DIR...
       merge result documents (runner-*.json, merged.json, or an out dir) and render them
+  benchrun report --html [-o report.html] FILE|DIR...
+      one self-contained HTML page: the tables, the charts and the data (no network needed)
   benchrun compare [--label a,b,...] FILE|DIR...
       side-by-side tables of several results (labels default to the file or directory names)
 
@@ -50,6 +52,8 @@ On a cluster (kubectl benchrun ...; current kubeconfig context and namespace, or
 --context, -n):
   benchrun get [RUN...]                    runs with phase, verdict, target, best CPS
   benchrun report RUN                      the run's report (seed tables, thresholds, deltas)
+  benchrun report RUN --html -o report.html
+                                           the run's report as one self-contained HTML page
   benchrun compare RUN RUN... [--baseline RUN]
                                            side by side, columns named by run, with deltas
   benchrun watch RUN                       phase and progress until it ends, then the report

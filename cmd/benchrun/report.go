@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/internal/validation"
 )
@@ -141,7 +142,9 @@ func checkFormat(format, output string) error {
 }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[--output table|markdown|json|csv] [--format all|ya|echo|packetd|ycsb] [--trim-percent P] FILE|DIR...", stderr)
+	fs := newFlagSet("report", "[--output table|markdown|json|csv] [--format all|ya|echo|packetd|ycsb] [--trim-percent P] [--html [-o report.html]] FILE|DIR...", stderr)
+	html := fs.Bool("html", false, "write one self-contained HTML page (tables, charts, data) instead of the tables")
+	out := fs.String("o", "", "with --html: the file to write (default: standard output)")
 	output := fs.String("output", "table", "output format: table, markdown, json or csv")
 	format := fs.String("format", "all", "table shape: all (each scenario type picks its seed's shape), ya, echo, packetd or ycsb")
 	trim := fs.Float64("trim-percent", 10, "percentage of calls dropped at each end for CPS")
@@ -179,6 +182,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	opts := results.DefaultOptions()
 	opts.TrimFraction = *trim / 100
 	sum := results.Summarize(merged, opts)
+	if *html {
+		return reportHTML(files, *title, *out, merged, sum, stdout, stderr)
+	}
 	if *format != "all" {
 		if err := results.RenderShape(stdout, *format, *title, sum); err != nil {
 			_, _ = fmt.Fprintf(stderr, "benchrun report: --format %s: %v\n", *format, err)
@@ -188,6 +194,26 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := render(stdout, *output, *title, sum); err != nil {
 		_, _ = fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// reportHTML writes the HTML report of local results (report --html).
+func reportHTML(paths []string, title, out string, merged *results.Document, sum results.Summary, stdout, stderr io.Writer) int {
+	given := title != ""
+	if !given {
+		title = "benchrun: " + defaultLabel(paths[0])
+	}
+	files, err := localReportFiles(paths, title, merged, sum)
+	if md, _, _ := strings.Cut(string(files[lifecycle.ReportMarkdown]), "\n"); !given && strings.HasPrefix(md, "## ") {
+		title = strings.TrimPrefix(md, "## ") // an out dir's own title (benchrun: NAME)
+	}
+	if err == nil {
+		err = writeHTML(out, stdout, title, files)
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun report --html: %v\n", err)
 		return exitFailed
 	}
 	return exitOK

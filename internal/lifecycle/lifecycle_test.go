@@ -92,16 +92,27 @@ func TestMergePartialReasons(t *testing.T) {
 	}
 }
 
+// tables are the report files but the charts.
+func tables(files map[string][]byte) []string {
+	var out []string
+	for name := range files {
+		if !IsChart(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func TestReports(t *testing.T) {
 	d := doc(t, "runner-0")
 	files, err := Reports("title", results.Summarize(d, results.Options{}), d, "\nextra\n")
-	if err != nil || len(files) != 3 || !strings.HasSuffix(string(files[ReportMarkdown]), "\nextra\n") || len(files[ReportJSON]) == 0 {
+	if err != nil || len(tables(files)) != 3 || len(files[ChartCPS]) == 0 || !strings.HasSuffix(string(files[ReportMarkdown]), "\nextra\n") || len(files[ReportJSON]) == 0 {
 		t.Fatalf("%v %v", files, err)
 	}
 	if back, err := results.Decode(strings.NewReader(string(files[ReportMerged]))); err != nil || back.Runners[0] != "runner-0" {
 		t.Fatalf("merged.json: %v", err)
 	}
-	if files, _ := Reports("title", results.Summarize(d, results.Options{}), nil, ""); len(files) != 2 {
+	if files, _ := Reports("title", results.Summarize(d, results.Options{}), nil, ""); len(tables(files)) != 2 || len(files[ChartPercentiles]) == 0 {
 		t.Fatalf("without document: %v", files)
 	}
 	sum := results.Summarize(d, results.Options{})

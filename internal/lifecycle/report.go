@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bytes"
+	"maps"
 
 	"github.com/benchrun/benchrun/internal/results"
 )
@@ -17,7 +18,8 @@ const (
 )
 
 // Reports renders the report files by name: report.md (title, the seed-format tables and
-// extra, e.g. resource usage), results.json and, when doc is set, merged.json.
+// extra, e.g. resource usage), results.json, the seed-shape tables, the SVG charts (Charts:
+// from doc when set, else from the summary) and, when doc is set, merged.json.
 func Reports(title string, sum results.Summary, doc *results.Document, extra string) (map[string][]byte, error) {
 	var md, js bytes.Buffer
 	if err := results.RenderMarkdown(&md, title, sum); err != nil {
@@ -31,9 +33,11 @@ func Reports(title string, sum results.Summary, doc *results.Document, extra str
 	if err := redisShapes(out, sum); err != nil {
 		return nil, err
 	}
-	if err := searchPlots(out, sum); err != nil {
+	plots, err := Charts(sum, doc) // the charts and the searches' plots (report_charts.go)
+	if err != nil {
 		return nil, err
 	}
+	maps.Copy(out, plots)
 	if err := grpcShape(out, sum); err != nil {
 		return nil, err
 	}
