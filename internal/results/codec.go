@@ -27,16 +27,34 @@ var (
 )
 
 // Decode reads one JSON result document from r and checks it with Validate. Unknown fields,
-// trailing data and any inconsistency are errors naming the offending field.
+// trailing data and any inconsistency are errors naming the offending field. The structure
+// is bounded before anything is decoded (see DecodeBytes).
 func Decode(r io.Reader) (*Document, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var doc Document
-	if err := dec.Decode(&doc); err != nil {
+	b, err := io.ReadAll(r)
+	if err != nil {
 		return nil, fmt.Errorf("results: decoding document: %w", err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("results: decoding document: unexpected data after the document")
+	return DecodeBytes(b)
+}
+
+// DecodeBytes decodes one JSON result document and checks it with Validate. Before
+// anything is allocated its structure is checked in one pass over the text: known keys
+// only, each once, at most MaxScenarios scenarios, MaxOperations operations, 64 map keys,
+// bounded histograms, timelines, fault seconds and strings (bounds.go), so a hostile
+// document costs memory in proportion to what an honest one may hold, not to how well it
+// compresses.
+func DecodeBytes(b []byte) (*Document, error) {
+	if err := checkStructure(b); err != nil {
+		if errors.Is(err, errSyntax) { // encoding/json names the error, refusing before decoding
+			if jerr := json.Unmarshal(b, &struct{}{}); jerr != nil {
+				return nil, fmt.Errorf("results: decoding document: %w", jerr)
+			}
+		}
+		return nil, fmt.Errorf("results: invalid document: %w", err)
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("results: decoding document: %w", err)
 	}
 	if err := doc.Validate(); err != nil {
 		return nil, err

@@ -198,7 +198,7 @@ func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 	} else if n > MaxResultBytes {
 		return nil, errTooLarge(cm)
 	}
-	doc, err := results.Decode(&raw)
+	doc, err := results.DecodeBytes(raw.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
 	}
