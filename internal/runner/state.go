@@ -122,7 +122,7 @@ const ComponentResult = "result"
 
 // ParseState reads a runner state ConfigMap.
 func ParseState(cm *corev1.ConfigMap, index int) State {
-	s := State{Index: index, State: cm.Data[KeyState], Reason: boundText(cm.Data[KeyReason], MaxReasonBytes)}
+	s := State{Index: index, State: cm.Data[KeyState], Reason: boundText(results.OneLine(cm.Data[KeyReason], 4*MaxReasonBytes), MaxReasonBytes)}
 	if t, err := time.Parse(time.RFC3339Nano, cm.Data[KeyLoadStartedAt]); err == nil {
 		s.LoadStartedAt = t
 	}
@@ -138,7 +138,8 @@ func ParseState(cm *corev1.ConfigMap, index int) State {
 }
 
 // MaxReasonBytes bounds the failure text a runner writes that the manager copies into
-// status, events and reports (a runner or a script may write anything there).
+// status, events and reports (a runner or a script may write anything there); the text is
+// also made one line without control characters (results.OneLine).
 const MaxReasonBytes = 1024
 
 // boundText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
