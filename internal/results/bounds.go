@@ -25,8 +25,9 @@ const (
 	// maxDecodedTimeline bounds one timeline's counts when decoding: the recorder writes at
 	// most 2,880, a year of 1 h buckets is 8,784.
 	maxDecodedTimeline = 1 << 16
-	// maxDocumentNumbers bounds histogram buckets, timeline counts and vus entries of a whole
-	// document (each decodes to 8 or 16 bytes): at most 32 MiB of them.
+	// maxDocumentNumbers bounds the numbers in histogram buckets (two per bucket), timeline
+	// counts and vus of a whole document, 8 bytes each decoded: at most 16 MiB of them (an
+	// honest runner's fitted document holds well under 10^6).
 	maxDocumentNumbers = 1 << 21
 	// maxDocumentSeconds bounds fault seconds of a whole document.
 	maxDocumentSeconds = MaxScenarios * MaxFaultSeconds
@@ -82,9 +83,9 @@ var docShape = func() *shape {
 	num := &shape{kind: kNum, max: maxNumberLength}
 	str := func(n int) *shape { return &shape{kind: kStr, max: n * rawFactor} }
 	counts := &shape{kind: kMap, elem: num, max: MaxDistinctValues, keyMax: MaxValueLength * rawFactor}
-	pair := &shape{kind: kArr, elem: num, max: 2}
+	pair := &shape{kind: kArr, elem: num, max: 2, budget: budgetNumbers}
 	hist := obj(map[string]*shape{"unit": str(8), "sigFigs": num, "min": num, "max": num, "sum": num, "sumSquares": num,
-		"buckets": {kind: kArr, elem: pair, max: maxHistogramBuckets, budget: budgetNumbers}})
+		"buckets": {kind: kArr, elem: pair, max: maxHistogramBuckets}})
 	timeline := obj(map[string]*shape{"startUnixMs": num, "bucketMs": num,
 		"counts": {kind: kArr, elem: num, max: maxDecodedTimeline, budget: budgetNumbers}})
 	second := obj(map[string]*shape{"startUnixMs": num, "calls": num, "errors": num, "latency": hist})
@@ -336,7 +337,7 @@ func (s *scanner) spend(budget *int) error {
 	switch budget {
 	case budgetNumbers:
 		if s.numbers++; s.numbers > maxDocumentNumbers {
-			return fmt.Errorf("more than %d histogram buckets, timeline counts and vus entries in the document", maxDocumentNumbers)
+			return fmt.Errorf("more than %d numbers in histogram buckets, timeline counts and vus in the document", maxDocumentNumbers)
 		}
 	case budgetSeconds:
 		if s.seconds++; s.seconds > maxDocumentSeconds {

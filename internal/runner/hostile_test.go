@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -8,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/benchrun/benchrun/internal/lifecycle"
+	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/internal/results/resultstest"
 )
 
@@ -79,4 +83,104 @@ func TestHostileManyScenarios(t *testing.T) {
 	t.Logf("bench: hostile %d KiB gzip -> allocated %.1f MiB (%.0fx input); normal %d KiB gzip -> allocated %.1f MiB (%.0fx input)",
 		len(hostile)>>10, float64(alloc)/(1<<20), float64(alloc)/float64(len(hostile)),
 		len(honest)>>10, float64(nAlloc)/(1<<20), float64(nAlloc)/float64(len(honest)))
+}
+
+// hostileSeeds are crafted worst cases for FuzzHostilePath: each as stored (gzip).
+func hostileSeeds() [][]byte {
+	gz := func(parts ...string) []byte {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		for _, p := range parts {
+			_, _ = zw.Write([]byte(p))
+		}
+		_ = zw.Close()
+		return b.Bytes()
+	}
+	counts := strings.Repeat(",0", 29999)
+	var scen []string
+	for i := range 64 { // the most timeline counts and buckets the bounds let through
+		scen = append(scen, fmt.Sprintf(`{"name":"s%d","starts":{"counts":[0%s]},"latency":{"buckets":[%s[1,1]]}}`,
+			i, counts, strings.Repeat("[1,1],", 999)))
+	}
+	return [][]byte{
+		resultstest.ManyScenarios(1 << 20),
+		gz(`{"schemaVersion":2,"runners":["r"],"scenarios":[`, strings.Join(scen, ","), `]}`),
+		gz(`{"schemaVersion":2,"runners":[`, strings.Repeat(`"r",`, 8191), `"r"],"partialReasons":[`,
+			strings.Repeat(`"`+strings.Repeat("x", 1000)+`",`, 8191), `""],"scenarios":[]}`),
+		gz(`{"schemaVersion":2,"runners":["r"],"scenarios":[{"name":"s","returnValues":{`,
+			strings.Repeat(`"k":1,`, 63), `"k":1},"faultSeconds":[`, strings.Repeat(`{"latency":{"buckets":[[1,1]]}},`, 319), `{}]}]}`),
+	}
+}
+
+// FuzzHostilePath runs what the manager does with a runner's stored result, whole: gunzip →
+// bounded decode → merge with an honest runner (spec names only) → summary → every report
+// file. It fails when the bytes allocated exceed hostileAllocBound of the stored (compressed)
+// size, or when the honest runner's results are lost. Run by `make fuzz`.
+func FuzzHostilePath(f *testing.F) {
+	honest, err := resultstest.Normal(16 << 10)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(honest)
+	for _, s := range hostileSeeds() {
+		f.Add(s)
+	}
+	f.Add([]byte{0x1f, 0x8b})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		alloc := wholePath(t, data, honest)
+		if bound := hostileAllocBound(len(data)); alloc > bound {
+			t.Fatalf("%d bytes stored: the whole path allocated %d MiB, over the bound %d MiB", len(data), alloc>>20, bound>>20)
+		}
+	})
+}
+
+// hostileAllocBound is the most the manager may allocate for one stored result of n bytes
+// (decode, merge with an honest document, summary, reports): 48 MiB plus 2,048 bytes per
+// stored byte (deflate inflates at most 1,032×; a decoded number is 8 bytes for its 2 of
+// text at least).
+func hostileAllocBound(n int) uint64 { return 48<<20 + 2048*uint64(n) }
+
+// wholePath decodes data as runner 0's stored result, merges it with honest as runner 1's
+// (scenario names of the spec: resultstest's), summarizes and renders every report file,
+// and returns the bytes allocated.
+func wholePath(t *testing.T, data, honest []byte) uint64 {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	stored := [][]byte{data, honest}
+	merged, _, err := lifecycle.MergeEach(2, func(i int) lifecycle.Runner {
+		cm := &corev1.ConfigMap{BinaryData: map[string][]byte{KeyResult: stored[i]}}
+		cm.Name = fmt.Sprintf("run-result-%d", i)
+		r := lifecycle.Runner{Name: fmt.Sprintf("runner-%d", i)}
+		doc, derr := DecodeResult(cm)
+		if derr != nil {
+			r.Missing = "unreadable result: " + derr.Error()
+		}
+		r.Doc = doc
+		return r
+	}, false, "scenario_00", "scenario_01", "scenario_02", "scenario_03", "s1")
+	if err != nil {
+		t.Fatalf("the honest runner's result was lost: %v", err)
+	}
+	sum := results.Summarize(merged, results.Options{})
+	if _, err := lifecycle.Reports("run", sum, merged, ""); err != nil {
+		t.Fatalf("rendering: %v", err)
+	}
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// TestHostileSeedsBounded: the crafted worst cases of FuzzHostilePath, with their figures.
+func TestHostileSeedsBounded(t *testing.T) {
+	honest, err := resultstest.Normal(16 << 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range append(hostileSeeds(), honest) {
+		alloc := wholePath(t, s, honest)
+		t.Logf("seed %d: %d KiB stored: allocated %.1f MiB (bound %d MiB)", i, len(s)>>10, float64(alloc)/(1<<20), hostileAllocBound(len(s))>>20)
+		if alloc > hostileAllocBound(len(s)) {
+			t.Errorf("seed %d: over the bound", i)
+		}
+	}
 }

@@ -192,7 +192,7 @@ func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 		if isize > MaxResultBytes {
 			return nil, errTooLarge(cm)
 		}
-		raw.Grow(int(isize) + 512)
+		raw.Grow(min(int(isize), maxInflate*len(data)) + 512) // a forged trailer costs no more than the data can hold
 	}
 	if n, err := raw.ReadFrom(io.LimitReader(zr, MaxResultBytes+1)); err != nil {
 		return nil, fmt.Errorf("runner %s: decompressing the result: %w", cm.Name, err)
@@ -205,6 +205,9 @@ func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 	}
 	return doc, nil
 }
+
+// maxInflate is deflate's largest expansion (1032:1, 258 bytes from 2 bits), rounded up.
+const maxInflate = 1040
 
 // errTooLarge is the refusal of a result document over MaxResultBytes.
 func errTooLarge(cm *corev1.ConfigMap) error {
