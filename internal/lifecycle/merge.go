@@ -114,6 +114,22 @@ func SafeName(s string) bool {
 	return true
 }
 
+// sketch is a dropped name as it is named in a partial reason: at most 40 bytes, every byte
+// but letters, digits, '_', '-' and '.' shown as '?', so the name cannot fake anything
+// where the reason is shown.
+func sketch(name string) string {
+	b := []byte(name[:min(len(name), 40)])
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' && c != '.' {
+			b[i] = '?'
+		}
+	}
+	if len(name) > 40 {
+		return `"` + string(b) + `..."`
+	}
+	return `"` + string(b) + `"`
+}
+
 // keepKnown drops from r's document the scenarios not in known (when known is set) and the
 // operations whose names are not SafeName, and says so in r.Failed. The document is changed
 // in place (it is r's own, decoded for this merge).
@@ -122,7 +138,7 @@ func keepKnown(r *Runner, known map[string]bool) {
 	kept := r.Doc.Scenarios[:0]
 	for _, s := range r.Doc.Scenarios {
 		if known != nil && !known[s.Name] {
-			dropped = append(dropped, fmt.Sprintf("scenario %.40q", s.Name))
+			dropped = append(dropped, "scenario "+sketch(s.Name))
 			continue
 		}
 		ops := s.Operations[:0]
@@ -130,7 +146,7 @@ func keepKnown(r *Runner, known map[string]bool) {
 			if SafeName(op.Name) {
 				ops = append(ops, op)
 			} else {
-				dropped = append(dropped, fmt.Sprintf("operation %.40q of %q", op.Name, s.Name))
+				dropped = append(dropped, "operation "+sketch(op.Name)+" of "+s.Name)
 			}
 		}
 		s.Operations = ops
