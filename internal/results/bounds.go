@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Bounds a document's structure is checked against before anything of it is allocated
@@ -113,12 +114,17 @@ var docShape = func() *shape {
 	})
 }()
 
-// scanner walks JSON text checking it against a shape, allocating nothing on success.
+// scanner walks JSON text checking it against a shape, allocating nothing on success. The
+// text is buf, refilled from r when r is set (CheckStructure on a stream).
 type scanner struct {
-	b       []byte
+	buf     []byte
 	i       int
+	r       io.Reader
+	chunk   []byte
 	numbers int
 	seconds int
+	key     [64]byte // the start of the last string read
+	keyLen  int
 }
 
 // errSyntax is returned for text that is not JSON; encoding/json then names the error.
@@ -128,36 +134,67 @@ var errSyntax = errors.New("not valid JSON")
 // repeated, and every array, map and string within its bound, before anything is decoded.
 // Errors name the field path, e.g. "scenarios: more than 64 entries".
 func checkStructure(b []byte) error {
-	s := scanner{b: b}
+	return (&scanner{buf: b}).document()
+}
+
+// CheckStructure is checkStructure on a stream (e.g. a gzip reader), in constant memory:
+// a runner's stored result is checked while it is decompressed, before it is buffered.
+func CheckStructure(r io.Reader) error {
+	err := (&scanner{r: r, chunk: make([]byte, 32<<10)}).document()
+	if errors.Is(err, errSyntax) {
+		return nil // DecodeBytes names it
+	}
+	if err != nil {
+		return fmt.Errorf("results: invalid document: %w", err)
+	}
+	return nil
+}
+
+// document checks the whole text.
+func (s *scanner) document() error {
 	if err := s.value(docShape); err != nil {
 		return err
 	}
 	s.space()
-	if s.i != len(s.b) {
+	if _, ok := s.peek(); ok {
 		return errors.New("unexpected data after the document")
 	}
 	return nil
 }
 
+// peek returns the next byte without consuming it; false at the end of the text.
+func (s *scanner) peek() (byte, bool) {
+	for s.i >= len(s.buf) {
+		if s.r == nil {
+			return 0, false
+		}
+		n, err := s.r.Read(s.chunk)
+		s.buf, s.i = s.chunk[:n], 0
+		if n == 0 && err != nil {
+			s.r = nil
+		}
+	}
+	return s.buf[s.i], true
+}
+
 // space skips white space.
 func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+	for {
+		c, ok := s.peek()
+		if !ok || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 			return
 		}
+		s.i++
 	}
 }
 
 // value checks the value at s.i against sh.
 func (s *scanner) value(sh *shape) error {
 	s.space()
-	if s.i >= len(s.b) {
+	c, ok := s.peek()
+	if !ok {
 		return errSyntax
 	}
-	c := s.b[s.i]
 	if c == 'n' {
 		return s.literal("null")
 	}
@@ -193,66 +230,112 @@ func (s *scanner) value(sh *shape) error {
 
 // literal checks that the text at s.i is lit.
 func (s *scanner) literal(lit string) error {
-	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
-		return errSyntax
+	for i := 0; i < len(lit); i++ {
+		if c, ok := s.peek(); !ok || c != lit[i] {
+			return errSyntax
+		}
+		s.i++
 	}
-	s.i += len(lit)
 	return nil
 }
 
 // number skips a number of at most maxNumberLength bytes.
 func (s *scanner) number() error {
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
+	n := 0
+	for ; ; n++ {
+		c, ok := s.peek()
+		if !ok || (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
 			break
+		}
+		if n == maxNumberLength {
+			return fmt.Errorf("number longer than %d bytes", maxNumberLength)
 		}
 		s.i++
 	}
-	switch {
-	case s.i == start:
+	if n == 0 {
 		return errors.New("want a number")
-	case s.i-start > maxNumberLength:
-		return fmt.Errorf("number longer than %d bytes", maxNumberLength)
 	}
 	return nil
 }
 
-// str skips a string and returns the length of its raw text.
+// str skips a string and returns the length of its raw text; its first bytes are in s.key.
 func (s *scanner) str() (int, error) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
+	if c, ok := s.peek(); !ok || c != '"' {
 		return 0, errors.New("want a string")
 	}
-	start := s.i
-	for s.i++; s.i < len(s.b); s.i++ {
-		switch s.b[s.i] {
-		case '\\':
-			s.i++
-		case '"':
-			s.i++
-			return s.i - start - 2, nil
+	s.i++
+	n, escaped := 0, false
+	for ; ; n++ {
+		c, ok := s.peek()
+		if !ok {
+			return 0, errSyntax
+		}
+		s.i++
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			s.keyLen = min(n, len(s.key))
+			return n, nil
+		}
+		if n < len(s.key) {
+			s.key[n] = c
 		}
 	}
-	return 0, errSyntax
+}
+
+// expect consumes byte c.
+func (s *scanner) expect(c byte) error {
+	s.space()
+	if got, ok := s.peek(); !ok || got != c {
+		return errSyntax
+	}
+	s.i++
+	return nil
+}
+
+// end consumes the separator after an entry: true at close, false at ','.
+func (s *scanner) end(close byte) (bool, error) {
+	s.space()
+	c, ok := s.peek()
+	switch {
+	case ok && c == close:
+		s.i++
+		return true, nil
+	case ok && c == ',':
+		s.i++
+		return false, nil
+	}
+	return false, errSyntax
+}
+
+// empty consumes close when the container is empty.
+func (s *scanner) empty(close byte) bool {
+	s.space()
+	if c, ok := s.peek(); ok && c == close {
+		s.i++
+		return true
+	}
+	return false
 }
 
 // object checks an object: a struct (known keys, each once) or a map (bounded keys).
 func (s *scanner) object(sh *shape) error {
 	s.i++ // '{'
+	if s.empty('}') {
+		return nil
+	}
 	var seen uint64
 	for n := 0; ; n++ {
 		s.space()
-		if s.i < len(s.b) && s.b[s.i] == '}' && n == 0 {
-			s.i++
-			return nil
-		}
-		keyStart := s.i
 		klen, err := s.str()
 		if err != nil {
 			return err
 		}
-		key := s.b[keyStart+1 : keyStart+1+klen]
+		var keyBuf [64]byte
+		key := keyBuf[:copy(keyBuf[:], s.key[:s.keyLen])] // the value's strings overwrite s.key
 		elem := sh.elem
 		if sh.kind == kMap {
 			if n >= sh.max {
@@ -263,7 +346,7 @@ func (s *scanner) object(sh *shape) error {
 			}
 		} else {
 			f, ok := sh.fields[string(key)]
-			if !ok {
+			if !ok || klen != len(key) {
 				return fmt.Errorf("unknown field %.40q", key)
 			}
 			bit := uint64(1) << sh.order[string(key)]
@@ -273,41 +356,28 @@ func (s *scanner) object(sh *shape) error {
 			seen |= bit
 			elem = f
 		}
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return errSyntax
+		if err := s.expect(':'); err != nil {
+			return err
 		}
-		s.i++
 		if err := s.value(elem); err != nil {
 			if sh.kind == kMap {
 				return within(fmt.Sprintf("[%.40q]", key), err)
 			}
 			return within(string(key), err)
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return errSyntax
+		if done, err := s.end('}'); done || err != nil {
+			return err
 		}
-		if s.b[s.i] == '}' {
-			s.i++
-			return nil
-		}
-		if s.b[s.i] != ',' {
-			return errSyntax
-		}
-		s.i++
 	}
 }
 
 // array checks an array's length (and its document-wide budget) and each element.
 func (s *scanner) array(sh *shape) error {
 	s.i++ // '['
+	if s.empty(']') {
+		return nil
+	}
 	for n := 0; ; n++ {
-		s.space()
-		if s.i < len(s.b) && s.b[s.i] == ']' && n == 0 {
-			s.i++
-			return nil
-		}
 		if n >= sh.max {
 			return fmt.Errorf("more than %d entries", sh.max)
 		}
@@ -317,18 +387,9 @@ func (s *scanner) array(sh *shape) error {
 		if err := s.value(sh.elem); err != nil {
 			return within(fmt.Sprintf("[%d]", n), err)
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return errSyntax
+		if done, err := s.end(']'); done || err != nil {
+			return err
 		}
-		if s.b[s.i] == ']' {
-			s.i++
-			return nil
-		}
-		if s.b[s.i] != ',' {
-			return errSyntax
-		}
-		s.i++
 	}
 }
 
