@@ -260,7 +260,9 @@ func (s *scanner) number() error {
 
 // str skips a string and returns the length of its raw text; its first bytes are in s.key.
 func (s *scanner) str() (int, error) {
-	if c, ok := s.peek(); !ok || c != '"' {
+	if c, ok := s.peek(); !ok {
+		return 0, errSyntax
+	} else if c != '"' {
 		return 0, errors.New("want a string")
 	}
 	s.i++
@@ -347,7 +349,7 @@ func (s *scanner) object(sh *shape) error {
 		} else {
 			f, ok := sh.fields[string(key)]
 			if !ok || klen != len(key) {
-				return fmt.Errorf("unknown field %.40q", key)
+				return fmt.Errorf("unknown field %.40q", string(key))
 			}
 			bit := uint64(1) << sh.order[string(key)]
 			if seen&bit != 0 {
@@ -361,7 +363,7 @@ func (s *scanner) object(sh *shape) error {
 		}
 		if err := s.value(elem); err != nil {
 			if sh.kind == kMap {
-				return within(fmt.Sprintf("[%.40q]", key), err)
+				return within(fmt.Sprintf("[%.40q]", string(key)), err)
 			}
 			return within(string(key), err)
 		}
