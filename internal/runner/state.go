@@ -199,6 +199,9 @@ func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 		}
 		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
 	}
+	if counted.err == nil { // not JSON: stopped early; DecodeBytes names it once the size is known
+		_, _ = io.Copy(io.Discard, counted)
+	}
 	if counted.err != nil && !errors.Is(counted.err, io.EOF) {
 		return nil, fmt.Errorf("runner %s: decompressing the result: %w", cm.Name, counted.err)
 	}
