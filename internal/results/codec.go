@@ -138,11 +138,14 @@ func (doc *Document) Validate() error {
 	if !doc.Partial && len(doc.PartialReasons) > 0 {
 		return errors.New("results: partialReasons: set but partial is false")
 	}
+	if err := doc.validateText(); err != nil {
+		return err
+	}
 	seen := make(map[string]bool, len(doc.Scenarios))
 	for i := range doc.Scenarios {
 		s := &doc.Scenarios[i]
-		if s.Name == "" {
-			return fmt.Errorf("results: scenarios[%d].name: empty", i)
+		if s.Name == "" || len(s.Name) > MaxNameLength || len(s.Type) > MaxNameLength {
+			return fmt.Errorf("results: scenarios[%d].name: empty, or name or type longer than %d bytes", i, MaxNameLength)
 		}
 		if seen[s.Name] {
 			return fmt.Errorf("results: scenarios[%d].name: duplicate scenario %q", i, s.Name)
@@ -153,6 +156,21 @@ func (doc *Document) Validate() error {
 		}
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("results: scenarios[%d] (%q).%w", i, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// validateText checks the lengths of the document's runner names and partial reasons.
+func (doc *Document) validateText() error {
+	for i, r := range doc.Runners {
+		if len(r) > MaxNameLength {
+			return fmt.Errorf("results: runners[%d]: longer than %d bytes", i, MaxNameLength)
+		}
+	}
+	for i, r := range doc.PartialReasons {
+		if len(r) > MaxReasonLength {
+			return fmt.Errorf("results: partialReasons[%d]: longer than %d bytes", i, MaxReasonLength)
 		}
 	}
 	return nil

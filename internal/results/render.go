@@ -316,7 +316,7 @@ type table struct {
 
 // cellEscaper keeps cell text (scenario names, return values: runner-written) from breaking
 // the table or carrying HTML: ya's tables never need it.
-var cellEscaper = strings.NewReplacer("|", `\|`, "\n", `\n`, "\r", `\r`, "<", "&lt;", ">", "&gt;")
+var cellEscaper = strings.NewReplacer("|", `\|`, "\n", `\n`, "\r", `\r`, "<", "&lt;")
 
 // write writes the table, ending with a newline.
 func (t *table) write(w *bufio.Writer) {

@@ -45,14 +45,16 @@ func OneLine(s string, limit int) string {
 }
 
 // mdEscaper escapes what Markdown or HTML would read as structure. '_' is left alone:
-// scenario names (get_then_update) keep their text, and an intraword '_' is no emphasis.
+// scenario names (get_then_update) keep their text, and an intraword '_' is no emphasis; so
+// is '>', which opens nothing once '<' is escaped and the text is not at a line's start
+// ("p99 12 ms > 10ms" stays as written).
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "[", `\[`, "]", `\]`, "|", `\|`, "#", `\#`, "~", `\~`, "!", `\!`,
-	"<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"<", "&lt;", "&", "&amp;",
 )
 
 // MarkdownText is s made safe to put inside a Markdown line or table cell: one line
-// (OneLine with MaxLineLength), Markdown punctuation backslash-escaped and <, >, &
+// (OneLine with MaxLineLength), Markdown punctuation backslash-escaped and < and &
 // written as HTML entities, so neither a heading, a link, a table break nor raw HTML
 // (<script>) can come out of it.
 func MarkdownText(s string) string {
