@@ -83,9 +83,9 @@ func TestHostileManyScenarios(t *testing.T) {
 	}
 	t.Logf("normal %d KiB gzip: allocated %d MiB, heap %d MiB after decoding", len(honest)>>10, nAlloc>>20, nHeap>>20)
 	mib := func(n uint64) float64 { return float64(n) / (1 << 20) }
-	t.Logf("bench: hostile %d KiB gzip (%d MiB of empty scenarios) -> decode+merge allocated %.1f MiB (%.0fx input), heap +%.1f MiB; "+
+	t.Logf("bench: hostile %d KiB gzip (%.0f MiB of empty scenarios) -> decode+merge allocated %.1f MiB (%.0fx input), heap +%.1f MiB; "+
 		"normal %d KiB gzip -> allocated %.1f MiB (%.0fx input), heap +%.1f MiB; hostile/normal allocated %.1fx",
-		len(hostile)>>10, (MaxResultBytes-1024)>>20, mib(alloc), float64(alloc)/float64(len(hostile)), mib(heap),
+		len(hostile)>>10, mib(MaxResultBytes-1024), mib(alloc), float64(alloc)/float64(len(hostile)), mib(heap),
 		len(honest)>>10, mib(nAlloc), float64(nAlloc)/float64(len(honest)), mib(nHeap), float64(alloc)/float64(nAlloc))
 }
 
