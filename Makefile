@@ -100,7 +100,7 @@ envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest from Go mo
 .PHONY: fuzz
 fuzz: ## Run every fuzz target of the runner protocol and result decoding for FUZZTIME each (default 10s).
 	go test -run XXX -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/results/
-	for f in FuzzDecodeResult FuzzParseState FuzzDecodeInvocation; do \
+	for f in FuzzDecodeResult FuzzParseState FuzzDecodeInvocation FuzzHostilePath; do \
 		go test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./internal/runner/ || exit 1; done
 
 FUZZTIME ?= 10s

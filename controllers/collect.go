@@ -39,7 +39,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	// number of runners).
 	merged, n, err := lifecycle.MergeEach(len(obs.configs), func(i int) lifecycle.Runner {
 		return r.runnerResult(ctx, run, obs, i)
-	}, false)
+	}, false, lifecycle.ScenarioNames(&run.Spec)...) // only the spec's scenarios are kept
 	if err != nil {
 		reason := "MergeFailed"
 		if errors.Is(err, lifecycle.ErrNoResults) {

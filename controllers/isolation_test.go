@@ -223,7 +223,7 @@ func TestRunnerIsolationChartCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if policy.Name == "" || binding.Spec.PolicyName != policy.Name || len(policy.Spec.Validations) != 2 {
+	if policy.Name == "" || binding.Spec.PolicyName != policy.Name || len(policy.Spec.Validations) != 3 { // own index, labels, state size
 		t.Fatalf("chart: policy %q with %d validations, binding to %q", policy.Name, len(policy.Spec.Validations), binding.Spec.PolicyName)
 	}
 }

@@ -54,7 +54,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 	if err := r.createDeferred(ctx, run, t); err != nil {
 		return false, err
 	}
-	ready, reason, err := t.Ready(ctx, r.Client)
+	ready, reason, err := t.Ready(ctx, r.readyReader()) // the operator's StatefulSets are not cached
 	if err != nil {
 		return false, fmt.Errorf("target readiness: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // Clock tells the time; tests inject a fake one.
@@ -83,7 +84,7 @@ func (s *step) setCondition(typ string, status metav1.ConditionStatus, reason, m
 		cp := *c // SetStatusCondition changes the element in place
 		old = &cp
 	}
-	message = boundText(message, maxConditionMessage)
+	message = boundText(results.OneLine(message, 2*maxConditionMessage), maxConditionMessage) // one line: runner text may be in it
 	apimeta.SetStatusCondition(&s.run.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: s.run.Generation, LastTransitionTime: s.now,
@@ -147,7 +148,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res c
 		r.History.PhaseEntered(s.run, s.now.Time)
 	}
 	for _, e := range s.events {
-		r.Recorder.Event(s.run, e.kind, e.reason, e.message)
+		r.Recorder.Event(s.run, e.kind, e.reason, results.OneLine(e.message, maxConditionMessage)) // runner text may be in it
 	}
 	return res, nil
 }
@@ -167,7 +168,7 @@ func (r *BenchmarkRunReconciler) statusRejected(ctx context.Context, s *step, ca
 		return ctrl.Result{}, fmt.Errorf("patching status: %w (after the status was refused: %w)", err, cause)
 	}
 	for _, e := range f.events {
-		r.Recorder.Event(f.run, e.kind, e.reason, e.message)
+		r.Recorder.Event(f.run, e.kind, e.reason, results.OneLine(e.message, maxConditionMessage))
 	}
 	return requeueSoon, nil
 }

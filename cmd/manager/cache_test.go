@@ -13,7 +13,7 @@ import (
 
 func TestCacheOptions(t *testing.T) {
 	o, err := cacheOptions("")
-	if err != nil || o.DefaultNamespaces != nil || len(o.ByObject) != 3 {
+	if err != nil || o.DefaultNamespaces != nil || len(o.ByObject) != 5 {
 		t.Fatalf("cluster-wide: %+v %v", o, err)
 	}
 	// Result ConfigMaps (the runners' documents) and reports never enter the cache; the rest of ours do.

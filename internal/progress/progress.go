@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	benchv1 "github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/livemetrics"
@@ -90,6 +91,11 @@ func Decode(s string) (Doc, error) {
 	var d Doc
 	if len(s) > MaxBytes {
 		return d, fmt.Errorf("progress document is %d bytes, over the %d byte cap", len(s), MaxBytes)
+	}
+	// Each scenario is an object: counted before decoding, 64 KiB of "{}," cannot become
+	// 20,000 decoded entries.
+	if n := strings.Count(s, "{"); n > MaxScenarios+1 {
+		return d, fmt.Errorf("progress document has %d objects, over %d scenarios", n, MaxScenarios)
 	}
 	if err := json.Unmarshal([]byte(s), &d); err != nil {
 		return Doc{}, fmt.Errorf("progress document: %w", err)

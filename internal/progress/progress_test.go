@@ -127,3 +127,15 @@ func TestMergerAllowsOnlyKnownScenarios(t *testing.T) {
 		t.Fatalf("results %+v skipped %d", r, m.Skipped)
 	}
 }
+
+// TestDecodeManyEmptyScenarios: a 64 KiB progress document of empty scenarios is refused
+// before it is decoded (it would have been ~21,000 entries).
+func TestDecodeManyEmptyScenarios(t *testing.T) {
+	s := `{"scenarios":[` + strings.Repeat("{},", 21000) + "{}]}"
+	if len(s) > MaxBytes {
+		s = s[:0] + `{"scenarios":[` + strings.Repeat("{},", (MaxBytes-20)/3) + "{}]}"
+	}
+	if _, err := Decode(s); err == nil || !strings.Contains(err.Error(), "objects, over 256 scenarios") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -27,16 +27,34 @@ var (
 )
 
 // Decode reads one JSON result document from r and checks it with Validate. Unknown fields,
-// trailing data and any inconsistency are errors naming the offending field.
+// trailing data and any inconsistency are errors naming the offending field. The structure
+// is bounded before anything is decoded (see DecodeBytes).
 func Decode(r io.Reader) (*Document, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var doc Document
-	if err := dec.Decode(&doc); err != nil {
+	b, err := io.ReadAll(r)
+	if err != nil {
 		return nil, fmt.Errorf("results: decoding document: %w", err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("results: decoding document: unexpected data after the document")
+	return DecodeBytes(b)
+}
+
+// DecodeBytes decodes one JSON result document and checks it with Validate. Before
+// anything is allocated its structure is checked in one pass over the text: known keys
+// only, each once, at most MaxScenarios scenarios, MaxOperations operations, 64 map keys,
+// bounded histograms, timelines, fault seconds and strings (bounds.go), so a hostile
+// document costs memory in proportion to what an honest one may hold, not to how well it
+// compresses.
+func DecodeBytes(b []byte) (*Document, error) {
+	if err := checkStructure(b); err != nil {
+		if errors.Is(err, errSyntax) { // encoding/json names the error, refusing before decoding
+			if jerr := json.Unmarshal(b, &struct{}{}); jerr != nil {
+				return nil, fmt.Errorf("results: decoding document: %w", jerr)
+			}
+		}
+		return nil, fmt.Errorf("results: invalid document: %w", err)
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("results: decoding document: %w", err)
 	}
 	if err := doc.Validate(); err != nil {
 		return nil, err
@@ -120,11 +138,14 @@ func (doc *Document) Validate() error {
 	if !doc.Partial && len(doc.PartialReasons) > 0 {
 		return errors.New("results: partialReasons: set but partial is false")
 	}
+	if err := doc.validateText(); err != nil {
+		return err
+	}
 	seen := make(map[string]bool, len(doc.Scenarios))
 	for i := range doc.Scenarios {
 		s := &doc.Scenarios[i]
-		if s.Name == "" {
-			return fmt.Errorf("results: scenarios[%d].name: empty", i)
+		if s.Name == "" || len(s.Name) > MaxNameLength || len(s.Type) > MaxNameLength {
+			return fmt.Errorf("results: scenarios[%d].name: empty, or name or type longer than %d bytes", i, MaxNameLength)
 		}
 		if seen[s.Name] {
 			return fmt.Errorf("results: scenarios[%d].name: duplicate scenario %q", i, s.Name)
@@ -135,6 +156,21 @@ func (doc *Document) Validate() error {
 		}
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("results: scenarios[%d] (%q).%w", i, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// validateText checks the lengths of the document's runner names and partial reasons.
+func (doc *Document) validateText() error {
+	for i, r := range doc.Runners {
+		if len(r) > MaxNameLength {
+			return fmt.Errorf("results: runners[%d]: longer than %d bytes", i, MaxNameLength)
+		}
+	}
+	for i, r := range doc.PartialReasons {
+		if len(r) > MaxReasonLength {
+			return fmt.Errorf("results: partialReasons[%d]: longer than %d bytes", i, MaxReasonLength)
 		}
 	}
 	return nil

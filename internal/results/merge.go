@@ -51,29 +51,44 @@ func NewMerger() *Merger {
 	}
 }
 
-// Add validates doc and merges it in; doc is not modified nor kept. After an error the
-// Merger holds a partly added document and should be dropped.
+// Add validates doc and merges it in; doc is not modified nor kept. Add is all or nothing:
+// when doc cannot be merged (a scenario of another type, timelines without a common width, a
+// counter that would overflow) the error says why and the Merger is unchanged, so the
+// documents added before are kept.
 func (m *Merger) Add(doc *Document) error {
 	i := m.n
 	m.n++
 	if err := doc.Validate(); err != nil {
 		return fmt.Errorf("results: merging document %d: %w", i, err)
 	}
+	merged := make(map[string]*Scenario, len(doc.Scenarios))
+	for j := range doc.Scenarios {
+		s := &doc.Scenarios[j]
+		acc, ok := m.byName[s.Name]
+		if !ok {
+			if len(m.byName)+len(merged) >= MaxScenarios && merged[s.Name] == nil {
+				return fmt.Errorf("results: merging document %d: scenario %q: more than %d scenarios in all", i, s.Name, MaxScenarios)
+			}
+			c := cloneScenario(*s)
+			merged[s.Name] = &c
+			continue
+		}
+		c := cloneScenario(*acc)
+		if err := mergeScenario(&c, s); err != nil {
+			return fmt.Errorf("results: merging document %d: scenario %q: %w", i, s.Name, err)
+		}
+		if err := c.validate(); err != nil { // a counter that overflowed, caught before it is kept
+			return fmt.Errorf("results: merging document %d: scenario %q: the sum is invalid (counter overflow?): %w", i, s.Name, err)
+		}
+		merged[s.Name] = &c
+	}
+	for _, s := range doc.Scenarios {
+		m.sumSquares[s.Name] = append(m.sumSquares[s.Name], s.Latency.SumSquares)
+		m.byName[s.Name] = merged[s.Name]
+	}
 	m.out.Runners = append(m.out.Runners, doc.Runners...)
 	m.out.Partial = m.out.Partial || doc.Partial
 	m.out.PartialReasons = append(m.out.PartialReasons, doc.PartialReasons...)
-	for _, s := range doc.Scenarios {
-		m.sumSquares[s.Name] = append(m.sumSquares[s.Name], s.Latency.SumSquares)
-		acc, ok := m.byName[s.Name]
-		if !ok {
-			c := cloneScenario(s)
-			m.byName[s.Name] = &c
-			continue
-		}
-		if err := mergeScenario(acc, &s); err != nil {
-			return fmt.Errorf("results: merging document %d: scenario %q: %w", i, s.Name, err)
-		}
-	}
 	if m.n%64 == 0 { // so that duplicate runner names cannot pile up
 		slices.Sort(m.out.Runners)
 		m.out.Runners = slices.Compact(m.out.Runners)

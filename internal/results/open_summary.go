@@ -230,7 +230,7 @@ func writeOpenMarkdown(bw *bufio.Writer, scs []ScenarioSummary) {
 		searchTable(s).write(bw)
 		if s.StoppedAfter > 0 {
 			fmt.Fprintf(bw, "\nThe search stopped after %s (%s); a step marked cut began before the stop and ran only until it.\n",
-				StepName(s.StoppedAfter), s.StopReason)
+				StepName(s.StoppedAfter), MarkdownText(s.StopReason)) // written by a runner
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -278,7 +279,22 @@ func partialText(reasons []string) string {
 	if len(reasons) == 0 {
 		return "some runners did not finish; the numbers below cover only the data collected"
 	}
-	return strings.Join(reasons, "; ")
+	safe := make([]string, len(reasons))
+	for i, r := range reasons {
+		safe[i] = MarkdownText(r)
+	}
+	return strings.Join(safe, "; ")
+}
+
+// stripControl drops control characters other than line breaks (escaped by cellEscaper)
+// and format characters (bidi overrides) from cell text.
+func stripControl(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\r' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // sortedByName returns the scenarios sorted by name, as the seed tables list them.
@@ -298,14 +314,15 @@ type table struct {
 	rows    [][]string
 }
 
-// cellEscaper keeps cell text from breaking the table: ya's tables never need it.
-var cellEscaper = strings.NewReplacer("|", `\|`, "\n", `\n`, "\r", `\r`)
+// cellEscaper keeps cell text (scenario names, return values: runner-written) from breaking
+// the table or carrying HTML: ya's tables never need it.
+var cellEscaper = strings.NewReplacer("|", `\|`, "\n", `\n`, "\r", `\r`, "<", "&lt;")
 
 // write writes the table, ending with a newline.
 func (t *table) write(w *bufio.Writer) {
 	for _, row := range t.rows {
 		for i, c := range row {
-			row[i] = cellEscaper.Replace(c)
+			row[i] = cellEscaper.Replace(stripControl(c))
 		}
 	}
 	widths := make([]int, len(t.headers))

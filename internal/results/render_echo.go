@@ -143,9 +143,9 @@ func writeEchoMarkdown(bw *bufio.Writer, echo []ScenarioSummary) {
 	}
 	t.write(bw)
 	for _, sc := range scs {
-		fmt.Fprintf(bw, "\n### %s\n\n```\n%s```\n", sc.Name, EchoBlock(sc.Echo))
+		fmt.Fprintf(bw, "\n### %s\n\n```\n%s```\n", MarkdownText(sc.Name), EchoBlock(sc.Echo))
 		if sc.Errors > 0 {
-			fmt.Fprintf(bw, "\nErrors: %s (%s)\n", formatInt(sc.Errors), joinValues(sc.ErrorKinds))
+			fmt.Fprintf(bw, "\nErrors: %s (%s)\n", formatInt(sc.Errors), MarkdownText(joinValues(sc.ErrorKinds)))
 		}
 	}
 	bw.WriteString("\n")

@@ -138,3 +138,16 @@ func TestParseStateBoundsReason(t *testing.T) {
 		t.Fatalf("short reason changed: %q", short.Reason)
 	}
 }
+
+// TestParseStateReasonOneLine: a runner's failure text reaches status, conditions and Events
+// as one line: no newline that fakes a second message, no control or bidi characters.
+func TestParseStateReasonOneLine(t *testing.T) {
+	raw := "k6 exited 1\n\nReason: Succeeded\r\x1b[2J\u202eevil\t<script>alert(1)</script>"
+	s := ParseState(&corev1.ConfigMap{Data: map[string]string{KeyState: StateFailed, KeyReason: raw}}, 0)
+	if strings.ContainsAny(s.Reason, "\n\r\t\x1b\u202e") {
+		t.Fatalf("reason keeps control characters: %q", s.Reason)
+	}
+	if want := "k6 exited 1 Reason: Succeeded [2J evil <script>alert(1)</script>"; s.Reason != want {
+		t.Fatalf("reason %q, want %q", s.Reason, want)
+	}
+}

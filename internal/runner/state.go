@@ -35,6 +35,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -122,7 +123,7 @@ const ComponentResult = "result"
 
 // ParseState reads a runner state ConfigMap.
 func ParseState(cm *corev1.ConfigMap, index int) State {
-	s := State{Index: index, State: cm.Data[KeyState], Reason: boundText(cm.Data[KeyReason], MaxReasonBytes)}
+	s := State{Index: index, State: cm.Data[KeyState], Reason: boundText(results.OneLine(cm.Data[KeyReason], 4*MaxReasonBytes), MaxReasonBytes)}
 	if t, err := time.Parse(time.RFC3339Nano, cm.Data[KeyLoadStartedAt]); err == nil {
 		s.LoadStartedAt = t
 	}
@@ -138,7 +139,8 @@ func ParseState(cm *corev1.ConfigMap, index int) State {
 }
 
 // MaxReasonBytes bounds the failure text a runner writes that the manager copies into
-// status, events and reports (a runner or a script may write anything there).
+// status, events and reports (a runner or a script may write anything there); the text is
+// also made one line without control characters (results.OneLine).
 const MaxReasonBytes = 1024
 
 // boundText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
@@ -172,8 +174,10 @@ func EncodeResult(doc []byte) ([]byte, error) {
 const MaxResultBytes = 16 << 20
 
 // DecodeResult reads the result document stored in a runner's result ConfigMap (or, from
-// older runners, its state ConfigMap), refusing one
-// whose decompressed size exceeds MaxResultBytes.
+// older runners, its state ConfigMap), refusing one whose decompressed size exceeds
+// MaxResultBytes or whose structure is out of bounds (results.CheckStructure, run while
+// the document is decompressed a first time, in constant memory): only a document that
+// passes is decompressed again into a buffer and decoded.
 func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 	data, ok := cm.BinaryData[KeyResult]
 	if !ok {
@@ -184,25 +188,56 @@ func DecodeResult(cm *corev1.ConfigMap) (*results.Document, error) {
 		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
 	}
 	// The gzip trailer states the decompressed size (mod 2^32): refuse at once when it is too
-	// large, else size the buffer by it; a forged trailer is still stopped by the limit below.
-	var raw bytes.Buffer
-	if len(data) >= 18 {
-		isize := binary.LittleEndian.Uint32(data[len(data)-4:])
-		if isize > MaxResultBytes {
-			return nil, errTooLarge(cm)
-		}
-		raw.Grow(int(isize) + 512)
-	}
-	if n, err := raw.ReadFrom(io.LimitReader(zr, MaxResultBytes+1)); err != nil {
-		return nil, fmt.Errorf("runner %s: decompressing the result: %w", cm.Name, err)
-	} else if n > MaxResultBytes {
+	// large; a forged trailer is still stopped by the limit below.
+	if len(data) >= 18 && binary.LittleEndian.Uint32(data[len(data)-4:]) > MaxResultBytes {
 		return nil, errTooLarge(cm)
 	}
-	doc, err := results.Decode(&raw)
+	counted := &countingReader{r: io.LimitReader(zr, MaxResultBytes+1)}
+	if err := results.CheckStructure(counted); err != nil {
+		if _, _ = io.Copy(io.Discard, counted); counted.n > MaxResultBytes {
+			return nil, errTooLarge(cm) // the size is the first reason given
+		}
+		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
+	}
+	if counted.err == nil { // not JSON: stopped early; DecodeBytes names it once the size is known
+		_, _ = io.Copy(io.Discard, counted)
+	}
+	if counted.err != nil && !errors.Is(counted.err, io.EOF) {
+		return nil, fmt.Errorf("runner %s: decompressing the result: %w", cm.Name, counted.err)
+	}
+	if counted.n > MaxResultBytes {
+		return nil, errTooLarge(cm)
+	}
+	if err := zr.Reset(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
+	}
+	var raw bytes.Buffer
+	raw.Grow(int(counted.n) + bytes.MinRead) // the size is known now: one allocation
+	if _, err := raw.ReadFrom(io.LimitReader(zr, MaxResultBytes+1)); err != nil {
+		return nil, fmt.Errorf("runner %s: decompressing the result: %w", cm.Name, err)
+	}
+	doc, err := results.DecodeBytes(raw.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("runner %s: %w", cm.Name, err)
 	}
 	return doc, nil
+}
+
+// countingReader counts the bytes read from r and keeps its first error.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+// Read implements io.Reader.
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // errTooLarge is the refusal of a result document over MaxResultBytes.

@@ -333,6 +333,8 @@ func (s *Store) addKubeletPod(pod *corev1.Pod, samples map[ContainerKey]*Contain
 		}
 	}
 	if containers > 0 && complete && fresh {
-		s.Samples.AddPod(Role(pod.Labels), pod.Name, SourceKubelet, cpu, int64(mem))
+		if m, ok := MemoryBytes(mem); ok {
+			s.Samples.AddPod(Role(pod.Labels), pod.Name, SourceKubelet, cpu, m)
+		}
 	}
 }

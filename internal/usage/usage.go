@@ -6,6 +6,7 @@ package usage
 
 import (
 	"maps"
+	"math"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -78,8 +79,7 @@ func Role(labels map[string]string) string {
 func (samples Samples) AddPodMetrics(items []unstructured.Unstructured) {
 	for _, item := range items {
 		containers, _, _ := unstructured.NestedSlice(item.Object, "containers")
-		var cpu float64
-		var mem int64
+		var cpu, mem float64
 		for _, c := range containers {
 			cm, ok := c.(map[string]any)
 			if !ok {
@@ -90,15 +90,49 @@ func (samples Samples) AddPodMetrics(items []unstructured.Unstructured) {
 				cpu += q.AsApproximateFloat64()
 			}
 			if q, err := resource.ParseQuantity(usage["memory"]); err == nil {
-				mem += q.Value()
+				mem += q.AsApproximateFloat64()
 			}
 		}
-		samples.AddPod(Role(item.GetLabels()), item.GetName(), SourceMetricsAPI, cpu, mem)
+		if m, ok := MemoryBytes(mem); ok {
+			samples.AddPod(Role(item.GetLabels()), item.GetName(), SourceMetricsAPI, cpu, m)
+		}
 	}
 }
 
-// AddPod accumulates one sample of one pod.
+// Bounds of a usage figure: a runner reports its own, and a kubelet's text may say anything
+// (1e308, NaN, +Inf). Beyond them a figure is clamped; NaN or negative, it is dropped.
+const (
+	// MaxCores bounds a CPU figure (cores).
+	MaxCores = 1 << 16
+	// MaxMemoryBytes bounds a memory figure (1 PiB).
+	MaxMemoryBytes = 1 << 50
+)
+
+// Cores is v cores clamped to [0, MaxCores]; ok is false for NaN or a negative figure.
+func Cores(v float64) (cores float64, ok bool) {
+	if math.IsNaN(v) || v < 0 {
+		return 0, false
+	}
+	return min(v, MaxCores), true
+}
+
+// MemoryBytes is v bytes clamped to [0, MaxMemoryBytes] as an integer; ok is false for NaN
+// or a negative figure.
+func MemoryBytes(v float64) (bytes int64, ok bool) {
+	if math.IsNaN(v) || v < 0 {
+		return 0, false
+	}
+	return int64(min(v, MaxMemoryBytes)), true
+}
+
+// AddPod accumulates one sample of one pod; a sample of NaN or negative figures is dropped
+// and larger ones are clamped (Cores, MemoryBytes).
 func (samples Samples) AddPod(role, pod, source string, cpu float64, mem int64) {
+	cpu, okCPU := Cores(cpu)
+	if !okCPU || mem < 0 {
+		return
+	}
+	mem = min(mem, MaxMemoryBytes)
 	if samples[role] == nil {
 		samples[role] = map[string]*PodUsage{}
 	}
@@ -149,15 +183,19 @@ func Runners(reports []*runner.Usage) (u v1alpha1.ResourceUsage, ok bool) {
 	u = v1alpha1.ResourceUsage{Role: "runner", Source: SourceCgroup}
 	var cpu, mem float64
 	for _, r := range reports {
-		if r == nil || r.WallSeconds <= 0 {
+		if r == nil || !(r.WallSeconds > 0) || math.IsInf(r.WallSeconds, 0) {
 			continue
 		}
-		cores := r.CPUSeconds / r.WallSeconds
+		cores, okCPU := Cores(r.CPUSeconds / r.WallSeconds)
+		peak, okMem := MemoryBytes(float64(r.MemoryPeakBytes))
+		if !okCPU || !okMem {
+			continue
+		}
 		u.Pods++
 		cpu += cores
-		mem += float64(r.MemoryPeakBytes)
+		mem += float64(peak)
 		u.CPUMaxCores = max(u.CPUMaxCores, cores)
-		u.MemoryMaxBytes = max(u.MemoryMaxBytes, r.MemoryPeakBytes)
+		u.MemoryMaxBytes = max(u.MemoryMaxBytes, peak)
 	}
 	if u.Pods == 0 {
 		return u, false
