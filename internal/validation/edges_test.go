@@ -50,3 +50,22 @@ load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {
 		})
 	}
 }
+
+// TestFaultsDuringArrivalAccepted: a fault during a ramp or a search, past load.duration but
+// inside the scenario's length, is valid (issue 25: it was refused).
+func TestFaultsDuringArrivalAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {redis: {}}
+load: {duration: 4s, scenarios: [{name: ramp, type: redis.get, arrival: {stages: [{target: 100, duration: 4s}, {target: 200, duration: 4s}]}}]}
+faults: [{scenario: ramp, offset: 6s, action: kill, role: master}]
+timeouts: {run: 8s}`, `
+target: {redis: {}}
+load: {duration: 10s, scenarios: [{name: find, type: redis.get, arrival: {search: {startRate: 10, factor: 2, stepDuration: 5s, maxP99: 5ms}}}]}
+faults: [{scenario: find, offset: 39s, action: pause, duration: 900ms, role: master}]
+timeouts: {run: 40s}`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}

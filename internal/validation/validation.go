@@ -105,9 +105,28 @@ func (v *Validator) Validate(ctx context.Context, obj map[string]any) field.Erro
 	}
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj, v.schema)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, obj)...)
+	// As the API server (customResourceStrategy.Validate): after a type error, a required field
+	// missing, a value not supported or a list or string too long, no CEL rule runs (their
+	// errors would only repeat the first in raw CEL words).
+	if blocked, notice := blockingError(errs); blocked {
+		return append(errs, notice)
+	}
 	// CEL sees the name the API server would (generateName + 5 characters).
 	celErrs, _ := v.cel.Validate(ctx, nil, v.structural, named.Object, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
+}
+
+// blockingError is the API server's hasBlockingErr (k8s.io/apiextensions-apiserver
+// pkg/registry/customresource/strategy.go): true, with the notice it appends, when errs hold
+// an error after which CEL rules are not evaluated.
+func blockingError(errs field.ErrorList) (bool, *field.Error) {
+	for _, err := range errs {
+		switch err.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+		}
+	}
+	return false, nil
 }
 
 // Error is a file that failed validation; its message lists every problem, one per line,
