@@ -82,6 +82,7 @@ type CollectSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^https?://[^/]*@')",message="prometheusRemoteWriteURL must not hold credentials (user:password@host): they would show in the spec and the runner pods"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^\\\\s/]+(/\\\\S*)?$')",message="prometheusRemoteWriteURL must be an http:// or https:// URL, such as http://prometheus:9090/api/v1/write"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[?&](?i)(access_token|token|api_key|apikey|password|passwd|secret|auth|signature|sig)=')",message="prometheusRemoteWriteURL must not hold credentials in its query (such as ?token=...): they would show in the spec and the runner pods; use prometheusRemoteWrite.bearerTokenSecretRef or basicAuth, and a URL such as http://prometheus:9090/api/v1/write"
 	// +optional
 	PrometheusRemoteWriteURL string `json:"prometheusRemoteWriteURL,omitempty"`
 
@@ -198,6 +199,7 @@ type TimeoutsSpec struct {
 // +kubebuilder:printcolumn:name="Best CPS",type=string,JSONPath=`.status.bestCPS`
 // +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.load.runners.pool`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || !has(self.spec.baseline.name) || !has(self.metadata.name) || self.spec.baseline.name != self.metadata.name",message="spec.baseline.name names this run itself (it would wait for itself forever): name an earlier run, such as get-before-upgrade, or use spec.baseline.selector",fieldPath=".spec.baseline.name"
 // +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 236",message="metadata.name must be at most 236 characters: the run's Events are named <name>.<16 hex digits>, and the API server refuses names over 253"
 // +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || self.metadata.name == '' || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and hold only lowercase letters, digits and '-' (no dots): it starts the names of the run's Services and pods (for example my-run, not my.run or 1k-get)"
 

@@ -266,10 +266,12 @@ type ScriptSource struct {
 	// ConfigMapName is the ConfigMap holding the script.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="script.configMapName must be a ConfigMap name (lower-case letters, digits, '-' and '.'), such as my-script"
 	ConfigMapName string `json:"configMapName"`
 	// Key is the ConfigMap key with the script (default script.js).
 	// +kubebuilder:default="script.js"
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="script.key must be a ConfigMap key (letters, digits, '-', '_' and '.'), such as script.js"
 	// +optional
 	Key string `json:"key,omitempty"`
 }
@@ -360,11 +362,13 @@ type HTTPSpec struct {
 	// Path is the request path with an optional query (default /).
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && !self.contains(' ')",message="http.path must start with '/' and hold no spaces, such as /api/v1/items?id=1"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[?&](?i)(access_token|token|api_key|apikey|password|passwd|secret|auth|signature|sig)=')",message="http.path must not hold credentials in its query (such as ?token=...): they show in the spec and the runner pods; use a path such as /api/v1/items?id=1"
 	// +optional
 	Path string `json:"path,omitempty"`
 	// Headers are added to every request (values are not secret: they show in the spec).
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9-]{1,64}$') && !(k.lowerAscii() in ['content-length', 'transfer-encoding', 'connection']))",message="http.headers names are letters, digits and '-' (Content-Length, Transfer-Encoding and Connection are set by benchrun)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token', 'api-key']))",message="http.headers must not hold credentials (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token, Api-Key): header values show in the spec and the runner pods; keep such headers out, such as headers: {Accept: application/json}"
 	// +optional
 	Headers map[string]string `json:"headers,omitempty"`
 	// KeepAlive reuses each virtual user's connection (default true); false opens one per request.
@@ -401,6 +405,7 @@ type GRPCSpec struct {
 	// Metadata are headers sent with every call (values are not secret: they show in the spec).
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9][a-z0-9_.-]{0,63}$') && !k.startsWith('grpc-') && !(k in ['content-type', 'te', 'user-agent']))",message="grpc.metadata keys are lower-case letters, digits, '_', '.' and '-' (grpc-*, content-type, te and user-agent are set by gRPC)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token', 'api-key']))",message="grpc.metadata must not hold credentials (authorization, cookie, x-api-key, x-auth-token, api-key): metadata values show in the spec and the runner pods; keep them out, such as metadata: {x-tenant: bench}"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
 }

@@ -40,6 +40,10 @@ type Threshold struct {
 // BaselineSpec names the earlier run this run is compared with: by name, or the newest
 // Succeeded run matching a label selector (in the run's namespace, never the run itself).
 // +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="set exactly one of spec.baseline.name or spec.baseline.selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="spec.baseline.selector.matchExpressions[].operator must be In, NotIn, Exists or DoesNotExist, such as {key: suite, operator: In, values: [nightly]}",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",message="spec.baseline.selector.matchExpressions[]: operators In and NotIn need values, such as {key: suite, operator: In, values: [nightly]}",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="spec.baseline.selector.matchExpressions[]: operators Exists and DoesNotExist take no values, such as {key: suite, operator: Exists}",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || (has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)",message="spec.baseline.selector is empty and would match every run: give matchLabels or matchExpressions, such as selector: {matchLabels: {suite: nightly}}",fieldPath=".selector"
 type BaselineSpec struct {
 	// Name is a BenchmarkRun in the same namespace.
 	// +kubebuilder:validation:MaxLength=253

@@ -69,3 +69,26 @@ timeouts: {run: 40s}`} {
 		}
 	}
 }
+
+// TestIssue25EdgesAccepted: the right values the issue-25 class rules' messages suggest stay
+// valid (declared port references, tolerations of every legal shape, tuning config, an auth key
+// with the crypto layer, a selector with labels, a URL query without credentials).
+func TestIssue25EdgesAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {custom: {image: echo, args: ['-listen=:$(BENCHRUN_PORT_ECHO)', '-admin=:$(BENCHRUN_PORT_ADMIN_API)'], env: [{name: ECHO_PORT, value: '$(BENCHRUN_PORT_ECHO)'}], ports: [{name: echo, port: 7007}, {name: admin-api, port: 7008}], readinessProbe: {tcpSocket: {port: echo}}, tolerations: [{operator: Exists}, {key: dedicated, operator: Equal, value: load, effect: NoSchedule}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}]}}
+load: {scenarios: [{name: a, type: tcp.echo}]}`, `
+target: {redis: {config: {io-threads: '4', maxmemory-policy: allkeys-lru, appendonly: 'yes'}, passwordSecretRef: {name: redis.auth-1, key: redis_password.v1}}}
+load: {scenarios: [{name: a, type: redis.get}]}
+baseline: {selector: {matchLabels: {suite: nightly}, matchExpressions: [{key: x, operator: Exists}, {key: tier, operator: NotIn, values: [a]}]}}
+collect: {prometheusRemoteWriteURL: 'https://prom.example.com/api/v1/write?tenant=bench'}`, `
+target: {hetu: {packetLayers: msgpack+zlib+crypto, authKeySecretRef: {name: hetu, key: authKey}, backend: {redis: {}}}}
+load: {scenarios: [{name: a, type: hetu.get}]}
+baseline: {name: other-run}`, `
+target: {external: {kind: http, addresses: ['web:80']}}
+load: {scenarios: [{name: a, type: http, http: {path: '/v1/items?id=1&tokens=3', headers: {Accept: application/json, X-Tenant: bench}}}]}`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}
