@@ -249,7 +249,7 @@ type RedisTarget struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9-]*$'))",message="config keys must be Redis directive names in lower case, such as io-threads or maxmemory-policy"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['port', 'bind', 'daemonize', 'dir', 'dbfilename', 'appendfilename', 'appenddirname', 'logfile', 'pidfile', 'unixsocket', 'include', 'supervised', 'tls-port', 'replicaof', 'slaveof', 'cluster-enabled', 'protected-mode', 'rename-command']))",message="config must not set what benchrun manages: port, bind, daemonize, dir, dbfilename, appendfilename, appenddirname, logfile, pidfile, unixsocket, include, supervised, tls-port, replicaof/slaveof, cluster-enabled, protected-mode, rename-command (persistence paths are on benchrun's data volume; the root filesystem is read-only); tune the server instead, such as io-threads: '4' or maxmemory-policy: allkeys-lru"
 	// +optional
-	Config map[string]string `json:"config,omitempty"`
+	Config map[string]RedisConfigValue `json:"config,omitempty"`
 
 	// PasswordSecretRef sets requirepass (and masterauth) from a Secret.
 	// +optional
@@ -317,6 +317,12 @@ const (
 	// ExternalGRPC is a gRPC server with server reflection (TLS when tls.enabled).
 	ExternalGRPC ExternalKind = "grpc"
 )
+
+// RedisConfigValue is the value of one Redis configuration directive: one line (a line break
+// would start another directive, which could also carry a password past the rules on config).
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="!self.contains('\\n') && !self.contains('\\r')",message="config values must be single-line (a line break would start another directive), such as maxmemory: 4gb"
+type RedisConfigValue string
 
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
 // +kubebuilder:validation:XValidation:rule="!has(self.authKeySecretRef) || !has(self.packetLayers) || self.packetLayers == 'msgpack+zlib+crypto'",message="authKeySecretRef needs packetLayers msgpack+zlib+crypto (the auth key is used by the crypto layer only): set packetLayers: msgpack+zlib+crypto or remove the key",fieldPath=".authKeySecretRef"
@@ -407,7 +413,7 @@ type TLSSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || (has(self.ports) && self.ports.exists(p, has(p.name) && p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must name one of spec.target.custom.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.port == p.port))",message="spec.target.custom.ports: two ports have the same number; give each its own, such as [{name: echo, port: 7007}, {name: admin, port: 7008}]",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !e.name.startsWith('BENCHRUN_PORT_'))",message="spec.target.custom.env must not set BENCHRUN_PORT_* variables: benchrun sets them from spec.target.custom.ports (name yours otherwise, such as ECHO_PORT)",fieldPath=".env"
-// +kubebuilder:validation:XValidation:rule="(!has(self.command) && !has(self.args) && !has(self.env)) || ((has(self.command) ? self.command : []) + (has(self.args) ? self.args : []) + (has(self.env) ? self.env.map(e, has(e.value) ? e.value : '') : [])).all(a, !a.contains('$(BENCHRUN_PORT_') || a.findAll('[$][(]BENCHRUN_PORT_[A-Za-z0-9_]*[)]').all(r, has(self.ports) && self.ports.exists(p, r == '$(BENCHRUN_PORT_' + p.name.upperAscii().replace('-', '_') + ')')))",message="spec.target.custom: a $(BENCHRUN_PORT_<NAME>) in command, args or env names a port that is not in spec.target.custom.ports: declare it, such as ports: [{name: echo, port: 7007}] for $(BENCHRUN_PORT_ECHO)"
+// +kubebuilder:validation:XValidation:rule="(!has(self.command) && !has(self.args) && !has(self.env)) || ((has(self.command) ? self.command : []) + (has(self.args) ? self.args : []) + (has(self.env) ? self.env.map(e, has(e.value), e.value) : [])).all(a, !a.contains('$(BENCHRUN_PORT_') || a.findAll('[$][(]BENCHRUN_PORT_[A-Za-z0-9_]*[)]').all(r, has(self.ports) && self.ports.exists(p, r == '$(BENCHRUN_PORT_' + p.name.upperAscii().replace('-', '_') + ')')))",message="spec.target.custom: a $(BENCHRUN_PORT_<NAME>) in command, args or env names a port that is not in spec.target.custom.ports: declare it, such as ports: [{name: echo, port: 7007}] for $(BENCHRUN_PORT_ECHO)"
 type CustomTarget struct {
 	// Image is the server's container image.
 	// +kubebuilder:validation:MinLength=1

@@ -2,6 +2,18 @@
 // structural schema, defaults and CEL rules the API server applies to the CRD. The
 // local runner (`benchrun validate`, `benchrun run`) uses it so a bad run.yaml fails
 // there with the message `kubectl apply` would print.
+//
+// One validation path (issue 25): every rule is in the CRD (OpenAPI schema and CEL), so
+// admission and this validator run the same rules with the same words; there is no validating
+// webhook. Decision: keep CEL. A webhook would need serving certificates and a network path from
+// the API server to the manager in every install mode, and a second implementation of each rule
+// offline. Rules that need a scenario's length compute it in CEL from the same fields as
+// workload.ScenarioLength (held equal by length_test.go); rules over unbounded maps or strings
+// are bounded by their types (RedisConfigValue) so they fit the cost budget, which
+// crd_test.go checks with the API server's own CRD validation. Not expressible within the
+// budget, and so not checked at admission: resource names in requests/limits (corev1 maps
+// with no size bound); a resource Quantity's error is the API server's schema pattern.
+// As the API server, no CEL rule runs after a type error (blockingError).
 package validation
 
 import (
