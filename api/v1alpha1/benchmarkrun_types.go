@@ -68,6 +68,7 @@ type BenchmarkRunSpec struct {
 }
 
 // CollectSpec says what is measured besides the load results.
+// +kubebuilder:validation:XValidation:rule="!has(self.prometheusRemoteWrite) || !has(self.prometheusRemoteWrite.tls) || !has(self.prometheusRemoteWriteURL) || self.prometheusRemoteWriteURL.startsWith('https://')",message="prometheusRemoteWrite.tls applies to an https:// URL only, and prometheusRemoteWriteURL is plain http: use https://, such as https://prometheus:9090/api/v1/write, or remove tls",fieldPath=".prometheusRemoteWrite.tls"
 type CollectSpec struct {
 	// ResourceUsage samples CPU and memory of the target and runner pods during the load
 	// and reports average and maximum per role in status.resources.

@@ -125,6 +125,7 @@ type HeTuTarget struct {
 	// passwordSecretRef.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.upperAscii().matches('PASSWORD|PASSWD|PWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY'))",message="hetu.extraConfig must not hold credentials (a key naming a password, secret, token or key): put them in a Secret (authKeySecretRef, backend passwordSecretRef)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Z0-9_]+$'))",message="hetu.extraConfig keys are HeTu config names in upper case (letters, digits and '_'), such as CLIENT_SEND_LIMITS"
 	// +optional
 	ExtraConfig map[string]HeTuConfigValue `json:"extraConfig,omitempty"`
 
@@ -145,6 +146,7 @@ type HeTuTarget struct {
 // HeTuConfigValue is one hetu.extraConfig value: one line, bounded (so the credential rule's
 // CEL cost is bounded too), and never a URL with a password (user:password@).
 // +kubebuilder:validation:MaxLength=4096
+// +kubebuilder:validation:XValidation:rule="!self.contains('\\n') && !self.contains('\\r')",message="hetu.extraConfig values must be single-line, such as CLIENT_SEND_LIMITS: '[[100, 1]]'"
 // +kubebuilder:validation:XValidation:rule="!self.matches('://[^/@\\\\s]*:[^/@\\\\s]*@')",message="hetu.extraConfig values must not hold credentials (a URL with user:password@): put them in a Secret (backend passwordSecretRef)"
 type HeTuConfigValue string
 
@@ -325,6 +327,7 @@ const (
 type RedisConfigValue string
 
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
+// +kubebuilder:validation:XValidation:rule="!has(self.usernameSecretRef) || has(self.passwordSecretRef)",message="spec.target.external.usernameSecretRef needs passwordSecretRef (Redis AUTH takes a user name with a password; a user name alone is never sent): add passwordSecretRef: {name: redis-auth, key: password}",fieldPath=".usernameSecretRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.authKeySecretRef) || !has(self.packetLayers) || self.packetLayers == 'msgpack+zlib+crypto'",message="authKeySecretRef needs packetLayers msgpack+zlib+crypto (the auth key is used by the crypto layer only): set packetLayers: msgpack+zlib+crypto or remove the key",fieldPath=".authKeySecretRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"

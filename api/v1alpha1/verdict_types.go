@@ -6,6 +6,8 @@ import (
 
 // Threshold is one pass/fail criterion on a scenario's merged figures, like a k6 threshold
 // but on benchrun's exact merged numbers: `<metric> <op> <value>`.
+// +kubebuilder:validation:XValidation:rule="!has(self.delayAbortEval) || (has(self.abortOnFail) && self.abortOnFail)",message="spec.thresholds[].delayAbortEval delays abortOnFail, which is not set: add abortOnFail: true, or remove delayAbortEval",fieldPath=".delayAbortEval"
+// +kubebuilder:validation:XValidation:rule="!has(self.expr) || !self.expr.matches('^\\\\s*errorRate\\\\s*(<|<=|>|>=)\\\\s*(([1-9][0-9]+|[2-9])(\\\\.[0-9]+)?|1\\\\.[0-9]*[1-9][0-9]*)\\\\s*$')",message="spec.thresholds[].expr: errorRate is a fraction from 0 to 1 (errors/calls), so a value above 1 (a percent?) never decides anything: for 5 % write errorRate <= 0.05",fieldPath=".expr"
 type Threshold struct {
 	// Scenario names the scenario the threshold applies to; empty applies it to every scenario.
 	// +kubebuilder:validation:MaxLength=63

@@ -92,3 +92,21 @@ load: {scenarios: [{name: a, type: http, http: {path: '/v1/items?id=1&tokens=3',
 		}
 	}
 }
+
+// TestIssue25SettingsAccepted: the right values the class-2 messages suggest stay valid.
+func TestIssue25SettingsAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {external: {kind: http, addresses: ['web:80']}}
+load: {runners: {parallelism: 4}, scenarios: [{name: a, type: http, bodySize: 512, http: {method: POST, path: /items}, arrival: {stages: [{target: 1000, duration: 30s}, {target: 0, duration: 10s}]}}]}
+thresholds: [{expr: 'errorRate <= 0.05'}, {expr: 'errorRate <= 1'}, {expr: 'errorRate < 1.0'}, {expr: 'p99 < 50', abortOnFail: true, delayAbortEval: 10s}]`, `
+target: {external: {kind: redis, addresses: ['r:6379'], usernameSecretRef: {name: redis-auth, key: user}, passwordSecretRef: {name: redis-auth, key: password}}}
+load: {scenarios: [{name: a, type: redis.command, redisCommand: {command: 'SET key:__rand_int__ __data__', dataSize: 100}}]}
+collect: {prometheusRemoteWriteURL: 'https://prom:9090/api/v1/write', prometheusRemoteWrite: {tls: {insecureSkipVerify: true}}}`, `
+target: {hetu: {extraConfig: {CLIENT_SEND_LIMITS: '[[100, 1]]'}, backend: {redis: {}}}}
+load: {scenarios: [{name: a, type: hetu.get}]}`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}
