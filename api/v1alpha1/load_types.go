@@ -251,6 +251,7 @@ type YCSBSpec struct {
 // 12-digit key number below keySpace and __data__ dataSize random printable bytes, new for
 // every call (e.g. "HSET key:__rand_int__ f __data__", or TairHash's "EXHSET k:__rand_int__ f __data__").
 // +kubebuilder:validation:XValidation:rule="!has(self.dataSize) || self.command.contains('__data__')",message="redisCommand.dataSize sizes the __data__ placeholder, and the command has none: add it, such as command: SET key:__rand_int__ __data__",fieldPath=".dataSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.command) || !self.command.replace('__rand_int__', ' ').replace('__data__', ' ').matches('__[A-Za-z][A-Za-z0-9_]*__')",message="redisCommand.command: only the placeholders __rand_int__ and __data__ are filled in, any other __name__ would be sent literally: use them, such as SET key:__rand_int__ __data__",fieldPath=".command"
 type RedisCommandSpec struct {
 	// Command is the template.
 	// +kubebuilder:validation:MinLength=1

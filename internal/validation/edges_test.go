@@ -110,3 +110,17 @@ load: {scenarios: [{name: a, type: hetu.get}]}`} {
 		}
 	}
 }
+
+// TestIssue25FaultsAndDelaysAccepted: faults on one role that do not overlap, a pause and a
+// kill of different roles at once, and a delayAbortEval inside a load that a ramp lengthens.
+func TestIssue25FaultsAndDelaysAccepted(t *testing.T) {
+	v := newValidator(t)
+	spec := `target: {redis: {mode: ha}}
+load: {duration: 10s, scenarios: [{name: ramp, type: redis.get, arrival: {stages: [{target: 100, duration: 40s}]}}, {name: cmd, type: redis.command, redisCommand: {command: 'HSET key:__rand_int__ f __data__'}}]}
+faults: [{scenario: ramp, offset: 10s, action: pause, duration: 5s, role: master}, {scenario: ramp, offset: 15s, action: kill, role: master}, {scenario: ramp, offset: 11s, action: kill, role: replica}]
+thresholds: [{expr: 'p99 < 5', abortOnFail: true, delayAbortEval: 45s}]
+`
+	if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", spec))); err != nil {
+		t.Error(err)
+	}
+}
