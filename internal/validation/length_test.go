@@ -54,7 +54,7 @@ func genScenario(r *rand.Rand, i int) string {
 
 // TestScenarioLengthCELMatchesGo is the drift test between the CRD's CEL rules that need a
 // scenario's length (timeouts.run against the total, faults[].offset and offset + duration,
-// trim) and workload.ScenarioLength, which the runners' schedule and the fault due times use:
+// trim, thresholds[].delayAbortEval) and workload.ScenarioLength, which the runners' schedule and the fault due times use:
 // on generated specs, each rule accepts the value at the Go function's boundary and refuses
 // the value just past it.
 func TestScenarioLengthCELMatchesGo(t *testing.T) {
@@ -87,6 +87,15 @@ func TestScenarioLengthCELMatchesGo(t *testing.T) {
 			check("timeouts.run = total", fmt.Sprintf("timeouts: {run: %s}\n", ms(total)), true, "")
 			check("timeouts.run = total - 1ms", fmt.Sprintf("timeouts: {run: %s}\n", ms(total-time.Millisecond)), false, "is shorter than the total length of the scenarios")
 		}
+		var whole time.Duration // every scenario, requests ones at their bound
+		for j := range spec.Load.Scenarios {
+			whole += workload.ScenarioLength(spec, j)
+		}
+		delay := func(d time.Duration) string {
+			return fmt.Sprintf("thresholds: [{expr: 'p99 < 5', abortOnFail: true, delayAbortEval: %s}]\n", ms(d))
+		}
+		check("delayAbortEval = load - 1ms", delay(whole-time.Millisecond), true, "")
+		check("delayAbortEval = load", delay(whole), false, "delayAbortEval is not shorter than the whole load")
 		i := r.IntN(len(spec.Load.Scenarios))
 		l, name := workload.ScenarioLength(spec, i), spec.Load.Scenarios[i].Name
 		fault := func(offset time.Duration, pause string) string {
