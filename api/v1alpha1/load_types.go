@@ -110,6 +110,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.pipeline)",message="pipeline does not apply with arrival: an open-model connection has one call in flight (raise arrival.maxVUs instead)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.requests)",message="set either arrival or requests on a scenario, not both (an arrival-rate scenario makes as many calls as its rate and duration say)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.duration) || has(self.arrival.rate)",message="a scenario with arrival.stages or arrival.search lasts as long as its stages or steps: do not set its duration"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type == 'script' || !has(self.params) || ['seed', 'prefill', 'serverCounts'].all(k, !(k in self.params) || self.params[k] in ['true', 'false', 'True', 'False', 'TRUE', 'FALSE'])",message="params seed, prefill and serverCounts are 'true' or 'false' (such as prefill: 'false'): any other value is silently read as the default",fieldPath=".params"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
