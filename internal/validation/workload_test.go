@@ -60,8 +60,8 @@ func TestWorkloadRegistryMatchesCEL(t *testing.T) {
 			check("the type alone", true, valid(targetFor(d), sc("")))
 			check("bodySize", d.BodySize, valid(targetFor(d), sc(", bodySize: 100")))
 			check("arrival", d.OpenModel, valid(targetFor(d), sc(", arrival: {rate: 100}")))
-			for _, k := range []string{"batch", "seed", "prefill", "serverCounts", "FREE_PARAM"} {
-				check("params key "+k, d.ReadsParam(k), valid(targetFor(d), sc(fmt.Sprintf(", params: {%s: '1'}", k))))
+			for k, val := range map[string]string{"batch": "5", "seed": "true", "prefill": "false", "serverCounts": "false", "FREE_PARAM": "1"} {
+				check("params key "+k, d.ReadsParam(k), valid(targetFor(d), sc(fmt.Sprintf(", params: {%s: '%s'}", k, val))))
 			}
 			check("a custom target", d.Custom, valid("{custom: {image: echo, ports: [{name: echo, port: 7007}], readinessProbe: {tcpSocket: {port: echo}}}}", sc("")))
 			for _, k := range kinds {
