@@ -418,6 +418,7 @@ type GRPCSpec struct {
 // HeTuCallSpec is the RPC a hetu.call scenario calls on the HeTu app (the server's
 // examples/hetu-bench app, or the user's own image). Each call is one recorded call of type
 // hetu.<rpc>, its return value recorded as for the built-in hetu.* scenarios.
+// +kubebuilder:validation:XValidation:rule="!has(self.args) || self.args.all(a, !a.replace('__rand_int__', ' ').replace('__rand_str3__', ' ').replace('__rand_str__', ' ').matches('__[A-Za-z][A-Za-z0-9_]*__'))",message="hetuCall.args: only the placeholders __rand_int__, __rand_str__ and __rand_str3__ are filled in, any other __name__ would be sent literally: use them, such as args: [__rand_int__, __rand_str__]",fieldPath=".args"
 type HeTuCallSpec struct {
 	// RPC is the endpoint or system name, such as just_get.
 	// +kubebuilder:validation:MinLength=1

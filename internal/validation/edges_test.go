@@ -104,7 +104,7 @@ target: {external: {kind: redis, addresses: ['r:6379'], usernameSecretRef: {name
 load: {scenarios: [{name: a, type: redis.command, redisCommand: {command: 'SET key:__rand_int__ __data__', dataSize: 100}}]}
 collect: {prometheusRemoteWriteURL: 'https://prom:9090/api/v1/write', prometheusRemoteWrite: {tls: {insecureSkipVerify: true}}}`, `
 target: {hetu: {extraConfig: {CLIENT_SEND_LIMITS: '[[100, 1]]'}, backend: {redis: {}}}}
-load: {scenarios: [{name: a, type: hetu.get}]}`} {
+load: {scenarios: [{name: a, type: hetu.get}, {name: b, type: hetu.call, hetuCall: {rpc: exchange_data, args: ["'__rand_str3__'", __rand_int__, x__rand_str__]}}]}`} {
 		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
 			t.Error(err)
 		}
