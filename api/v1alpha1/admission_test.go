@@ -234,3 +234,17 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultDuringRampAccepted: the API server accepts a fault during a ramp past load.duration
+// (inside the ramp's 8 s) and a timeouts.run equal to the ramp's length (issue 25: both were
+// refused because the rules used load.duration).
+func TestFaultDuringRampAccepted(t *testing.T) {
+	ns := createNamespace(t)
+	if _, err := apply(ns, runFromSpec(t, "ramp-fault", `
+target: {redis: {}}
+load: {duration: 4s, scenarios: [{name: ramp, type: redis.get, arrival: {stages: [{target: 100, duration: 4s}, {target: 200, duration: 4s}]}}]}
+faults: [{scenario: ramp, offset: 6s, action: pause, duration: 1s, role: master}]
+timeouts: {run: 8s}`)); err != nil {
+		t.Fatal(err)
+	}
+}

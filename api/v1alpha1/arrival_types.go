@@ -16,6 +16,7 @@ import (
 // redis.get, redis.set, redis.ping, redis.command and tcp.echo (one message in flight per
 // connection: no pipeline).
 // +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.stages) ? 1 : 0) + (has(self.search) ? 1 : 0) == 1",message="arrival needs exactly one of rate (a constant rate), stages (linear ramps) or search (a saturation search)"
+// +kubebuilder:validation:XValidation:rule="!has(self.stages) || self.stages.exists(st, st.target > 0)",message="arrival.stages: every stage's target is 0, so no call would ever be due: ramp to a rate, such as stages: [{target: 1000, duration: 30s}, {target: 0, duration: 10s}]",fieldPath=".stages"
 type ArrivalSpec struct {
 	// Rate is the constant number of calls per timeUnit, split exactly over the runners.
 	// +kubebuilder:validation:Minimum=1

@@ -7,9 +7,10 @@ import (
 
 // LoadSpec is the load generated against the target: scenarios run one after another,
 // each by workers × tasksPerWorker concurrent virtual users spread over the runners.
-// +kubebuilder:validation:XValidation:rule="!has(self.trim) || (!has(self.trim.warmUp) && !has(self.trim.coolDown)) || !has(self.duration) || !self.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (has(self.trim.warmUp) && !self.trim.warmUp.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || (has(self.trim.coolDown) && !self.trim.coolDown.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || self.scenarios.all(s, (has(s.duration) && !s.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || duration(has(s.duration) ? s.duration : self.duration) > (has(self.trim.warmUp) ? duration(self.trim.warmUp) : duration('0s')) + (has(self.trim.coolDown) ? duration(self.trim.coolDown) : duration('0s')))",message="load.trim.warmUp + load.trim.coolDown must be shorter than every scenario's duration (else no sample is left for CPS): shorten them or lengthen the scenario"
+// +kubebuilder:validation:XValidation:rule="!has(self.trim) || (!has(self.trim.warmUp) && !has(self.trim.coolDown)) || !has(self.duration) || !self.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (has(self.trim.warmUp) && !self.trim.warmUp.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || (has(self.trim.coolDown) && !self.trim.coolDown.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) || !self.scenarios.all(s, ((!has(s.duration) || s.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')) && (!has(s.arrival) || ((!has(s.arrival.stages) || s.arrival.stages.all(st, st.duration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$'))) && (!has(s.arrival.search) || s.arrival.search.stepDuration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')))))) || self.scenarios.all(s, has(s.requests) || (has(s.arrival) && has(s.arrival.search) ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15].filter(i, i <= (has(s.arrival.search.maxSteps) ? s.arrival.search.maxSteps : 8)).map(i, duration(s.arrival.search.stepDuration)).sum() : (has(s.arrival) && has(s.arrival.stages) && size(s.arrival.stages) > 0 ? s.arrival.stages.map(st, duration(st.duration)).sum() : (has(s.duration) ? duration(s.duration) : duration(self.duration)))) > (has(self.trim.warmUp) ? duration(self.trim.warmUp) : duration('0s')) + (has(self.trim.coolDown) ? duration(self.trim.coolDown) : duration('0s')))",message="load.trim.warmUp + load.trim.coolDown must be shorter than every scenario's length (its arrival.stages' total, or arrival.search maxSteps × stepDuration, else its duration, else load.duration), else no sample is left for CPS: for example warmUp 10s and coolDown 5s with 1m scenarios",fieldPath=".trim"
 // +kubebuilder:validation:XValidation:rule="self.runners.parallelism <= self.workers * self.tasksPerWorker || self.scenarios.all(s, has(s.arrival))",message="runners.parallelism must not exceed workers × tasksPerWorker (every runner needs at least one virtual user)"
 // +kubebuilder:validation:XValidation:rule="self.scenarios.all(s, !has(s.arrival) || ((!has(s.arrival.rate) || s.arrival.rate >= self.runners.parallelism) && (!has(s.arrival.search) || s.arrival.search.startRate >= self.runners.parallelism)))",message="an arrival rate (arrival.rate, arrival.search.startRate) must be at least runners.parallelism: it is split over the runners in whole calls per timeUnit, and every runner needs a share"
+// +kubebuilder:validation:XValidation:rule="self.scenarios.all(s, !has(s.arrival) || !has(s.arrival.stages) || s.arrival.stages.all(st, st.target == 0 || st.target >= self.runners.parallelism))",message="an arrival.stages[].target above 0 must be at least runners.parallelism: it is split over the runners in whole calls per timeUnit, and a runner with a share of 0 makes no call (for 4 runners, such as target: 400)",fieldPath=".scenarios"
 type LoadSpec struct {
 	// Scenarios run one after another, in this order.
 	// +kubebuilder:validation:MinItems=1
@@ -97,6 +98,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.requests) || self.type != 'script')",message="requests applies to the built-in scenario types, not to type: script (a script makes its own calls)"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'script') == has(self.script))",message="type: script needs script (a ConfigMap key holding the k6 script), and script applies only to type: script"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.bodySize) || self.type in ['redis.get', 'redis.set', 'ycsb', 'script', 'tcp.echo', 'http', 'grpc'])",message="bodySize applies only to redis.get, redis.set, ycsb, script, tcp.echo, http and grpc scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'http' || !has(self.bodySize) || (has(self.http) && has(self.http.method) && self.http.method in ['POST', 'PUT', 'PATCH'])",message="bodySize of an http scenario needs a method that sends a body: set http.method to POST, PUT or PATCH (GET, HEAD and DELETE send none), such as http: {method: POST, path: /items}",fieldPath=".bodySize"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.pipeline) || self.type == 'tcp.echo')",message="pipeline applies only to tcp.echo scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || (!has(self.http) || self.type == 'http')",message="http settings apply only to type: http"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || ((self.type == 'grpc') == has(self.grpc))",message="type: grpc needs grpc (at least grpc.method, such as benchrun.echo.v1.Echo/Echo), and grpc settings apply only to type: grpc"
@@ -108,6 +110,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.pipeline)",message="pipeline does not apply with arrival: an open-model connection has one call in flight (raise arrival.maxVUs instead)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.requests)",message="set either arrival or requests on a scenario, not both (an arrival-rate scenario makes as many calls as its rate and duration say)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.duration) || has(self.arrival.rate)",message="a scenario with arrival.stages or arrival.search lasts as long as its stages or steps: do not set its duration"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type == 'script' || !has(self.params) || ['seed', 'prefill', 'serverCounts'].all(k, !(k in self.params) || self.params[k] in ['true', 'false', 'True', 'False', 'TRUE', 'FALSE'])",message="params seed, prefill and serverCounts are 'true' or 'false' (such as prefill: 'false'): any other value is silently read as the default",fieldPath=".params"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
@@ -248,6 +251,8 @@ type YCSBSpec struct {
 // memtier's custom commands: words separated by spaces; __rand_int__ becomes a random
 // 12-digit key number below keySpace and __data__ dataSize random printable bytes, new for
 // every call (e.g. "HSET key:__rand_int__ f __data__", or TairHash's "EXHSET k:__rand_int__ f __data__").
+// +kubebuilder:validation:XValidation:rule="!has(self.dataSize) || self.command.contains('__data__')",message="redisCommand.dataSize sizes the __data__ placeholder, and the command has none: add it, such as command: SET key:__rand_int__ __data__",fieldPath=".dataSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.command) || !self.command.replace('__rand_int__', ' ').replace('__data__', ' ').matches('__[A-Za-z][A-Za-z0-9_]*__')",message="redisCommand.command: only the placeholders __rand_int__ and __data__ are filled in, any other __name__ would be sent literally: use them, such as SET key:__rand_int__ __data__",fieldPath=".command"
 type RedisCommandSpec struct {
 	// Command is the template.
 	// +kubebuilder:validation:MinLength=1
@@ -266,10 +271,12 @@ type ScriptSource struct {
 	// ConfigMapName is the ConfigMap holding the script.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="script.configMapName must be a ConfigMap name (lower-case letters, digits, '-' and '.'), such as my-script"
 	ConfigMapName string `json:"configMapName"`
 	// Key is the ConfigMap key with the script (default script.js).
 	// +kubebuilder:default="script.js"
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="script.key must be a ConfigMap key (letters, digits, '-', '_' and '.'), such as script.js"
 	// +optional
 	Key string `json:"key,omitempty"`
 }
@@ -360,11 +367,13 @@ type HTTPSpec struct {
 	// Path is the request path with an optional query (default /).
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && !self.contains(' ')",message="http.path must start with '/' and hold no spaces, such as /api/v1/items?id=1"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[?&](?i)(access_token|token|api_key|apikey|password|passwd|secret|auth|signature|sig)=')",message="http.path must not hold credentials in its query (such as ?token=...): they show in the spec and the runner pods; use a path such as /api/v1/items?id=1"
 	// +optional
 	Path string `json:"path,omitempty"`
 	// Headers are added to every request (values are not secret: they show in the spec).
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9-]{1,64}$') && !(k.lowerAscii() in ['content-length', 'transfer-encoding', 'connection']))",message="http.headers names are letters, digits and '-' (Content-Length, Transfer-Encoding and Connection are set by benchrun)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token', 'api-key']))",message="http.headers must not hold credentials (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token, Api-Key): header values show in the spec and the runner pods; keep such headers out, such as headers: {Accept: application/json}"
 	// +optional
 	Headers map[string]string `json:"headers,omitempty"`
 	// KeepAlive reuses each virtual user's connection (default true); false opens one per request.
@@ -401,6 +410,7 @@ type GRPCSpec struct {
 	// Metadata are headers sent with every call (values are not secret: they show in the spec).
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9][a-z0-9_.-]{0,63}$') && !k.startsWith('grpc-') && !(k in ['content-type', 'te', 'user-agent']))",message="grpc.metadata keys are lower-case letters, digits, '_', '.' and '-' (grpc-*, content-type, te and user-agent are set by gRPC)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token', 'api-key']))",message="grpc.metadata must not hold credentials (authorization, cookie, x-api-key, x-auth-token, api-key): metadata values show in the spec and the runner pods; keep them out, such as metadata: {x-tenant: bench}"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
@@ -408,6 +418,7 @@ type GRPCSpec struct {
 // HeTuCallSpec is the RPC a hetu.call scenario calls on the HeTu app (the server's
 // examples/hetu-bench app, or the user's own image). Each call is one recorded call of type
 // hetu.<rpc>, its return value recorded as for the built-in hetu.* scenarios.
+// +kubebuilder:validation:XValidation:rule="!has(self.args) || self.args.all(a, !a.replace('__rand_int__', ' ').replace('__rand_str3__', ' ').replace('__rand_str__', ' ').matches('__[A-Za-z][A-Za-z0-9_]*__'))",message="hetuCall.args: only the placeholders __rand_int__, __rand_str__ and __rand_str3__ are filled in, any other __name__ would be sent literally: use them, such as args: [__rand_int__, __rand_str__]",fieldPath=".args"
 type HeTuCallSpec struct {
 	// RPC is the endpoint or system name, such as just_get.
 	// +kubebuilder:validation:MinLength=1

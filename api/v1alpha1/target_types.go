@@ -44,10 +44,12 @@ type SecretKeyRef struct {
 	// Name is the Secret's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a Secret name (lower-case letters, digits, '-' and '.'), such as redis-auth"
 	Name string `json:"name"`
 	// Key is the key inside the Secret's data.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a Secret key (letters, digits, '-', '_' and '.'), such as password"
 	Key string `json:"key"`
 }
 
@@ -62,11 +64,17 @@ type Placement struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Tolerations let the pods run on tainted (dedicated) nodes.
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Exists', 'Equal'])",message="tolerations[].operator must be Equal (the default) or Exists, such as {key: dedicated, operator: Equal, value: load, effect: NoSchedule}"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator != 'Exists' || !has(t.value) || size(t.value) == 0)",message="tolerations[].value must be empty with operator Exists (it matches any value), such as {key: dedicated, operator: Exists, effect: NoSchedule}"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || size(t.effect) == 0 || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="tolerations[].effect must be NoSchedule, PreferNoSchedule or NoExecute (or empty: every effect), such as {key: dedicated, value: load, effect: NoSchedule}"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, (has(t.key) && size(t.key) > 0) || (has(t.operator) && t.operator == 'Exists'))",message="tolerations[] without a key must have operator Exists (it then tolerates every taint), such as {operator: Exists}"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="tolerations[].tolerationSeconds applies only to effect NoExecute, such as {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}"
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 }
 
 // HeTuTarget deploys a HeTu game server.
+// +kubebuilder:validation:XValidation:rule="!has(self.authKeySecretRef) || !has(self.packetLayers) || self.packetLayers == 'msgpack+zlib+crypto'",message="spec.target.hetu.authKeySecretRef needs packetLayers msgpack+zlib+crypto (the auth key is used by the crypto layer only): set packetLayers: msgpack+zlib+crypto or remove the key",fieldPath=".authKeySecretRef"
 type HeTuTarget struct {
 	// Image is the HeTu server image running the benchmark app (default: the operator's configured HeTu bench image).
 	// +kubebuilder:validation:MaxLength=512
@@ -117,6 +125,7 @@ type HeTuTarget struct {
 	// passwordSecretRef.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.upperAscii().matches('PASSWORD|PASSWD|PWD|SECRET|TOKEN|CREDENTIAL|AUTH_?KEY|PRIVATE_?KEY|API_?KEY'))",message="hetu.extraConfig must not hold credentials (a key naming a password, secret, token or key): put them in a Secret (authKeySecretRef, backend passwordSecretRef)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Z0-9_]+$'))",message="hetu.extraConfig keys are HeTu config names in upper case (letters, digits and '_'), such as CLIENT_SEND_LIMITS"
 	// +optional
 	ExtraConfig map[string]HeTuConfigValue `json:"extraConfig,omitempty"`
 
@@ -137,6 +146,7 @@ type HeTuTarget struct {
 // HeTuConfigValue is one hetu.extraConfig value: one line, bounded (so the credential rule's
 // CEL cost is bounded too), and never a URL with a password (user:password@).
 // +kubebuilder:validation:MaxLength=4096
+// +kubebuilder:validation:XValidation:rule="!self.contains('\\n') && !self.contains('\\r')",message="hetu.extraConfig values must be single-line, such as CLIENT_SEND_LIMITS: '[[100, 1]]'"
 // +kubebuilder:validation:XValidation:rule="!self.matches('://[^/@\\\\s]*:[^/@\\\\s]*@')",message="hetu.extraConfig values must not hold credentials (a URL with user:password@): put them in a Secret (backend passwordSecretRef)"
 type HeTuConfigValue string
 
@@ -239,8 +249,9 @@ type RedisTarget struct {
 	// +kubebuilder:validation:XValidation:rule="!('requirepass' in self) && !('masterauth' in self)",message="do not put passwords in config: use passwordSecretRef"
 	// +kubebuilder:validation:XValidation:rule="!('tls-key-file-pass' in self) && !('tls-client-key-file-pass' in self) && !('user' in self && self['user'].matches('(^|\\\\s)>'))",message="do not put passwords in config (user ... >password, tls-key-file-pass, tls-client-key-file-pass): use passwordSecretRef"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9-]*$'))",message="config keys must be Redis directive names in lower case, such as io-threads or maxmemory-policy"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['port', 'bind', 'daemonize', 'dir', 'dbfilename', 'appendfilename', 'appenddirname', 'logfile', 'pidfile', 'unixsocket', 'include', 'supervised', 'tls-port', 'replicaof', 'slaveof', 'cluster-enabled', 'protected-mode', 'rename-command']))",message="config must not set what benchrun manages: port, bind, daemonize, dir, dbfilename, appendfilename, appenddirname, logfile, pidfile, unixsocket, include, supervised, tls-port, replicaof/slaveof, cluster-enabled, protected-mode, rename-command (persistence paths are on benchrun's data volume; the root filesystem is read-only); tune the server instead, such as io-threads: '4' or maxmemory-policy: allkeys-lru"
 	// +optional
-	Config map[string]string `json:"config,omitempty"`
+	Config map[string]RedisConfigValue `json:"config,omitempty"`
 
 	// PasswordSecretRef sets requirepass (and masterauth) from a Secret.
 	// +optional
@@ -309,7 +320,15 @@ const (
 	ExternalGRPC ExternalKind = "grpc"
 )
 
+// RedisConfigValue is the value of one Redis configuration directive: one line (a line break
+// would start another directive, which could also carry a password past the rules on config).
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="!self.contains('\\n') && !self.contains('\\r')",message="config values must be single-line (a line break would start another directive), such as maxmemory: 4gb"
+type RedisConfigValue string
+
 // ExternalTarget is an endpoint that already exists; nothing is deployed.
+// +kubebuilder:validation:XValidation:rule="!has(self.usernameSecretRef) || has(self.passwordSecretRef)",message="spec.target.external.usernameSecretRef needs passwordSecretRef (Redis AUTH takes a user name with a password; a user name alone is never sent): add passwordSecretRef: {name: redis-auth, key: password}",fieldPath=".usernameSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.authKeySecretRef) || !has(self.packetLayers) || self.packetLayers == 'msgpack+zlib+crypto'",message="authKeySecretRef needs packetLayers msgpack+zlib+crypto (the auth key is used by the crypto layer only): set packetLayers: msgpack+zlib+crypto or remove the key",fieldPath=".authKeySecretRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'hetu' || (!has(self.instance) && !has(self.packetLayers) && !has(self.authKeySecretRef))",message="instance, packetLayers and authKeySecretRef apply only to kind: hetu"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'redis' || (!has(self.readAddresses) && !has(self.usernameSecretRef))",message="readAddresses and usernameSecretRef apply only to kind: redis"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || !(self.kind in ['tcp', 'http', 'grpc']) || !has(self.passwordSecretRef)",message="passwordSecretRef does not apply to kind tcp, http or grpc"
@@ -395,6 +414,9 @@ type TLSSpec struct {
 // +kubebuilder:validation:XValidation:rule="has(self.readinessProbe)",message="spec.target.custom needs a readinessProbe (tcpSocket, httpGet or exec): the load starts only once the server is ready"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || !has(self.readinessProbe.tcpSocket.port) || (has(self.ports) && self.ports.exists(p, has(p.name) && p.name == self.readinessProbe.tcpSocket.port))",message="readinessProbe.tcpSocket.port must name one of spec.target.custom.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || (has(self.ports) && self.ports.exists(p, has(p.name) && p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must name one of spec.target.custom.ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.port == p.port))",message="spec.target.custom.ports: two ports have the same number; give each its own, such as [{name: echo, port: 7007}, {name: admin, port: 7008}]",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !e.name.startsWith('BENCHRUN_PORT_'))",message="spec.target.custom.env must not set BENCHRUN_PORT_* variables: benchrun sets them from spec.target.custom.ports (name yours otherwise, such as ECHO_PORT)",fieldPath=".env"
+// +kubebuilder:validation:XValidation:rule="(!has(self.command) && !has(self.args) && !has(self.env)) || ((has(self.command) ? self.command : []) + (has(self.args) ? self.args : []) + (has(self.env) ? self.env.map(e, has(e.value), e.value) : [])).all(a, !a.contains('$(BENCHRUN_PORT_') || a.findAll('[$][(]BENCHRUN_PORT_[A-Za-z0-9_]*[)]').all(r, has(self.ports) && self.ports.exists(p, r == '$(BENCHRUN_PORT_' + p.name.upperAscii().replace('-', '_') + ')')))",message="spec.target.custom: a $(BENCHRUN_PORT_<NAME>) in command, args or env names a port that is not in spec.target.custom.ports: declare it, such as ports: [{name: echo, port: 7007}] for $(BENCHRUN_PORT_ECHO)"
 type CustomTarget struct {
 	// Image is the server's container image.
 	// +kubebuilder:validation:MinLength=1

@@ -6,6 +6,8 @@ import (
 
 // Threshold is one pass/fail criterion on a scenario's merged figures, like a k6 threshold
 // but on benchrun's exact merged numbers: `<metric> <op> <value>`.
+// +kubebuilder:validation:XValidation:rule="!has(self.delayAbortEval) || (has(self.abortOnFail) && self.abortOnFail)",message="spec.thresholds[].delayAbortEval delays abortOnFail, which is not set: add abortOnFail: true, or remove delayAbortEval",fieldPath=".delayAbortEval"
+// +kubebuilder:validation:XValidation:rule="!has(self.expr) || !self.expr.matches('^\\\\s*errorRate\\\\s*(<|<=|>|>=)\\\\s*(([1-9][0-9]+|[2-9])(\\\\.[0-9]+)?|1\\\\.[0-9]*[1-9][0-9]*)\\\\s*$')",message="spec.thresholds[].expr: errorRate is a fraction from 0 to 1 (errors/calls), so a value above 1 (a percent?) never decides anything: for 5 % write errorRate <= 0.05",fieldPath=".expr"
 type Threshold struct {
 	// Scenario names the scenario the threshold applies to; empty applies it to every scenario.
 	// +kubebuilder:validation:MaxLength=63
@@ -40,6 +42,8 @@ type Threshold struct {
 // BaselineSpec names the earlier run this run is compared with: by name, or the newest
 // Succeeded run matching a label selector (in the run's namespace, never the run itself).
 // +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="set exactly one of spec.baseline.name or spec.baseline.selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="spec.baseline.selector.matchExpressions[].operator must be In, NotIn, Exists or DoesNotExist, such as {key: suite, operator: In, values: [nightly]}",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || (has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)",message="spec.baseline.selector is empty and would match every run: give matchLabels or matchExpressions, such as selector: {matchLabels: {suite: nightly}}",fieldPath=".selector"
 type BaselineSpec struct {
 	// Name is a BenchmarkRun in the same namespace.
 	// +kubebuilder:validation:MaxLength=253

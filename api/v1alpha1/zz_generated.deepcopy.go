@@ -1011,7 +1011,7 @@ func (in *RedisTarget) DeepCopyInto(out *RedisTarget) {
 	}
 	if in.Config != nil {
 		in, out := &in.Config, &out.Config
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]RedisConfigValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
-	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // Fault measurement, shared by the operator (controllers/faults.go applies faults to pods) and
@@ -28,10 +28,11 @@ const (
 func FaultProbeKey(run string) string { return "benchrun:fault-probe:" + run }
 
 // FaultDue is when fault i of run is due: the load start + its scenario's start + its offset
-// (plan.ScenarioWindows); false when its scenario is not in the run.
+// (workload.ScenarioWindows: arrival stages and search steps count, as the runners schedule
+// them); false when its scenario is not in the run.
 func FaultDue(run *v1alpha1.BenchmarkRun, i int, loadStart time.Time) (time.Time, bool) {
 	f := run.Spec.Faults[i]
-	w, ok := plan.ScenarioWindows(run)[f.Scenario]
+	w, ok := workload.ScenarioWindows(&run.Spec)[f.Scenario]
 	return loadStart.Add(w.Start + f.Offset.Duration), ok
 }
 

@@ -80,3 +80,25 @@ func TestFaultTimeline(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultDueAfterRamp: the issue-25 case. A kill at offset 2 s in the scenario after a 2 × 4 s
+// ramp (load.duration 4 s) is due at 8 s + grace + 2 s = 12 s, not at 8 s (which was before that
+// scenario began); the run timeout counts the ramp's 8 s.
+func TestFaultDueAfterRamp(t *testing.T) {
+	sec := func(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Second} }
+	run := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{
+		Load: v1alpha1.LoadSpec{Duration: sec(4), Scenarios: []v1alpha1.Scenario{
+			{Name: "ramp", Type: v1alpha1.ScenarioRedisGet, Arrival: &v1alpha1.ArrivalSpec{Stages: []v1alpha1.ArrivalStage{{Target: 10, Duration: sec(4)}, {Target: 20, Duration: sec(4)}}}},
+			{Name: "steady", Type: v1alpha1.ScenarioRedisGet},
+		}},
+		Faults: []v1alpha1.Fault{{Scenario: "steady", Offset: sec(2), Action: v1alpha1.FaultKill, Role: v1alpha1.FaultRoleMaster}},
+	}}
+	start := time.Unix(1000, 0)
+	due, ok := FaultDue(run, 0, start)
+	if !ok || due.Sub(start) != 12*time.Second {
+		t.Errorf("fault due at +%v (%v), want +12s", due.Sub(start), ok)
+	}
+	if got, want := RunTimeout(run), DefaultTargetReady+12*time.Second+runSlack; got != want {
+		t.Errorf("run timeout %v, want %v", got, want)
+	}
+}

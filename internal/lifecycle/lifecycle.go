@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // DefaultTargetReady is timeouts.targetReady when unset.
@@ -46,14 +47,8 @@ func RunTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
 		return d.Duration
 	}
 	total := TargetReadyTimeout(run)
-	for _, sc := range run.Spec.Load.Scenarios {
-		if d, ok := sc.Arrival.Length(); ok {
-			total += d
-		} else if sc.Duration != nil {
-			total += sc.Duration.Duration
-		} else {
-			total += run.Spec.Load.Duration.Duration
-		}
+	for i := range run.Spec.Load.Scenarios {
+		total += workload.ScenarioLength(&run.Spec, i) // a requests scenario: its bound
 	}
 	return total + runSlack
 }

@@ -62,7 +62,7 @@ func TestRedisSingleConfigAndPassword(t *testing.T) {
 	marker := setMarker(t)
 	secrets := Secrets{"auth": {"pw": "p@ss word"}}
 	spec := &v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{
-		Config:            map[string]string{"io-threads": "2", "maxmemory": "64mb"},
+		Config:            map[string]v1alpha1.RedisConfigValue{"io-threads": "2", "maxmemory": "64mb"},
 		PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "auth", Key: "pw"},
 	}}
 	tgt, err := New(spec, Options{Secrets: secrets, TempDir: t.TempDir()})

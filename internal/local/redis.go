@@ -66,7 +66,7 @@ func newRedis(spec *v1alpha1.RedisTarget, opts Options) (*redisTarget, error) {
 		return nil, fmt.Errorf("redis passwordSecretRef: %w", err)
 	}
 	for k, v := range spec.Config {
-		if strings.ContainsAny(k+v, "\r\n") || strings.ContainsAny(k, " \t") {
+		if strings.ContainsAny(k+string(v), "\r\n") || strings.ContainsAny(k, " \t") {
 			return nil, fmt.Errorf("redis config %q: keys and values must be single-line, keys without spaces", k)
 		}
 	}

@@ -39,18 +39,6 @@ type ArrivalSegment struct {
 	Step int `json:"step,omitempty"`
 }
 
-// scenarioLength is how long scenario s runs: its arrival's stages or search steps, else its
-// duration, else load.duration.
-func scenarioLength(load *v1alpha1.LoadSpec, s v1alpha1.Scenario) time.Duration {
-	if d, ok := s.Arrival.Length(); ok {
-		return d
-	}
-	if s.Duration != nil {
-		return s.Duration.Duration
-	}
-	return load.Duration.Duration
-}
-
 // arrivalFor is runner index of count's share of an arrival scenario lasting d: every rate
 // (calls per timeUnit) is split with share64, so the runners' rates add up exactly.
 func arrivalFor(a *v1alpha1.ArrivalSpec, d time.Duration, index, count int) *Arrival {

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"time"
-
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/results"
 )
@@ -12,30 +10,6 @@ import (
 // with a Redis write endpoint: it turns on the agent's fault probe (internal/runner/probe.go); its
 // value is the list key the probe appends its markers to.
 const EnvFaultProbe = "BENCHRUN_FAULT_PROBE"
-
-// ScenarioWindow is when a scenario runs, relative to the load start.
-type ScenarioWindow struct {
-	// Start is the scenario's offset from the load start.
-	Start time.Duration
-	// Duration is how long its virtual users run.
-	Duration time.Duration
-}
-
-// ScenarioWindows are the scenarios' windows by name, as ForRunner schedules them: one after
-// another, each followed by Grace.
-func ScenarioWindows(run *v1alpha1.BenchmarkRun) map[string]ScenarioWindow {
-	out := make(map[string]ScenarioWindow, len(run.Spec.Load.Scenarios))
-	var offset time.Duration
-	for _, s := range run.Spec.Load.Scenarios {
-		d := run.Spec.Load.Duration.Duration
-		if s.Duration != nil {
-			d = s.Duration.Duration
-		}
-		out[s.Name] = ScenarioWindow{Start: offset, Duration: d}
-		offset += d + Grace
-	}
-	return out
-}
 
 // EnvFaultWindows is set in every runner's invocation when a run declares spec.faults: JSON
 // {scenario: [offset ms, ...]}, each fault's offset from its scenario's start. The runner

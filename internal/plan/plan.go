@@ -28,6 +28,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // ScriptDir is where the runner image keeps scripts/k6.
@@ -36,8 +37,9 @@ const ScriptDir = "/opt/benchrun/scripts/k6"
 // EntryScript is the generic entry script (relative to the script directory).
 const EntryScript = "benchrun.js"
 
-// Grace is the graceful stop of each scenario and the gap before the next one starts.
-const Grace = 2 * time.Second
+// Grace is the graceful stop of each scenario and the gap before the next one starts
+// (workload.Grace: the scenario windows faults are timed by count it the same way).
+const Grace = workload.Grace
 
 // Environment variables read by scripts/k6/benchrun.js.
 const (
@@ -318,7 +320,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	var offset time.Duration
 	var custom []string // script scenario names, in order
 	for _, s := range load.Scenarios {
-		d := scenarioLength(&load, s)
+		d := workload.Length(&load, s)
 		sc := scenarioFor(s, offset, d, vus)
 		fixedCount(&sc, s, index, count)
 		sc.Arrival = arrivalFor(s.Arrival, d, index, count)

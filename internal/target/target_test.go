@@ -59,7 +59,7 @@ func typeName(o client.Object) string {
 func TestBuiltinHA(t *testing.T) {
 	tg, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA, Engine: v1alpha1.EngineValkey,
 		Provider: v1alpha1.ProviderAuto, Replicas: ptr.To[int32](2), Sentinels: ptr.To[int32](3),
-		Config: map[string]string{"io-threads": "4"}, PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}, opts(false))
+		Config: map[string]v1alpha1.RedisConfigValue{"io-threads": "4"}, PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}, opts(false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,3 +50,77 @@ load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {
 		})
 	}
 }
+
+// TestFaultsDuringArrivalAccepted: a fault during a ramp or a search, past load.duration but
+// inside the scenario's length, is valid (issue 25: it was refused).
+func TestFaultsDuringArrivalAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {redis: {}}
+load: {duration: 4s, scenarios: [{name: ramp, type: redis.get, arrival: {stages: [{target: 100, duration: 4s}, {target: 200, duration: 4s}]}}]}
+faults: [{scenario: ramp, offset: 6s, action: kill, role: master}]
+timeouts: {run: 8s}`, `
+target: {redis: {}}
+load: {duration: 10s, scenarios: [{name: find, type: redis.get, arrival: {search: {startRate: 10, factor: 2, stepDuration: 5s, maxP99: 5ms}}}]}
+faults: [{scenario: find, offset: 39s, action: pause, duration: 900ms, role: master}]
+timeouts: {run: 40s}`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestIssue25EdgesAccepted: the right values the issue-25 class rules' messages suggest stay
+// valid (declared port references, tolerations of every legal shape, tuning config, an auth key
+// with the crypto layer, a selector with labels, a URL query without credentials).
+func TestIssue25EdgesAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {custom: {image: echo, args: ['-listen=:$(BENCHRUN_PORT_ECHO)', '-admin=:$(BENCHRUN_PORT_ADMIN_API)'], env: [{name: ECHO_PORT, value: '$(BENCHRUN_PORT_ECHO)'}], ports: [{name: echo, port: 7007}, {name: admin-api, port: 7008}], readinessProbe: {tcpSocket: {port: echo}}, tolerations: [{operator: Exists}, {key: dedicated, operator: Equal, value: load, effect: NoSchedule}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}]}}
+load: {scenarios: [{name: a, type: tcp.echo}]}`, `
+target: {redis: {config: {io-threads: '4', maxmemory-policy: allkeys-lru, appendonly: 'yes'}, passwordSecretRef: {name: redis.auth-1, key: redis_password.v1}}}
+load: {scenarios: [{name: a, type: redis.get}]}
+baseline: {selector: {matchLabels: {suite: nightly}, matchExpressions: [{key: x, operator: Exists}, {key: tier, operator: NotIn, values: [a]}]}}
+collect: {prometheusRemoteWriteURL: 'https://prom.example.com/api/v1/write?tenant=bench'}`, `
+target: {hetu: {packetLayers: msgpack+zlib+crypto, authKeySecretRef: {name: hetu, key: authKey}, backend: {redis: {}}}}
+load: {scenarios: [{name: a, type: hetu.get}]}
+baseline: {name: other-run}`, `
+target: {external: {kind: http, addresses: ['web:80']}}
+load: {scenarios: [{name: a, type: http, http: {path: '/v1/items?id=1&tokens=3', headers: {Accept: application/json, X-Tenant: bench}}}]}`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestIssue25SettingsAccepted: the right values the class-2 messages suggest stay valid.
+func TestIssue25SettingsAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {external: {kind: http, addresses: ['web:80']}}
+load: {runners: {parallelism: 4}, scenarios: [{name: a, type: http, bodySize: 512, http: {method: POST, path: /items}, arrival: {stages: [{target: 1000, duration: 30s}, {target: 0, duration: 10s}]}}]}
+thresholds: [{expr: 'errorRate <= 0.05'}, {expr: 'errorRate <= 1'}, {expr: 'errorRate < 1.0'}, {expr: 'p99 < 50', abortOnFail: true, delayAbortEval: 10s}]`, `
+target: {external: {kind: redis, addresses: ['r:6379'], usernameSecretRef: {name: redis-auth, key: user}, passwordSecretRef: {name: redis-auth, key: password}}}
+load: {scenarios: [{name: a, type: redis.command, redisCommand: {command: 'SET key:__rand_int__ __data__', dataSize: 100}}]}
+collect: {prometheusRemoteWriteURL: 'https://prom:9090/api/v1/write', prometheusRemoteWrite: {tls: {insecureSkipVerify: true}}}`, `
+target: {hetu: {extraConfig: {CLIENT_SEND_LIMITS: '[[100, 1]]'}, backend: {redis: {}}}}
+load: {scenarios: [{name: a, type: hetu.get}, {name: b, type: hetu.call, hetuCall: {rpc: exchange_data, args: ["'__rand_str3__'", __rand_int__, x__rand_str__]}}]}`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestIssue25FaultsAndDelaysAccepted: faults on one role that do not overlap, a pause and a
+// kill of different roles at once, and a delayAbortEval inside a load that a ramp lengthens.
+func TestIssue25FaultsAndDelaysAccepted(t *testing.T) {
+	v := newValidator(t)
+	spec := `target: {redis: {mode: ha}}
+load: {duration: 10s, scenarios: [{name: ramp, type: redis.get, arrival: {stages: [{target: 100, duration: 40s}]}}, {name: cmd, type: redis.command, redisCommand: {command: 'HSET key:__rand_int__ f __data__'}}]}
+faults: [{scenario: ramp, offset: 10s, action: pause, duration: 5s, role: master}, {scenario: ramp, offset: 15s, action: kill, role: master}, {scenario: ramp, offset: 11s, action: kill, role: replica}]
+thresholds: [{expr: 'p99 < 5', abortOnFail: true, delayAbortEval: 45s}]
+`
+	if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", spec))); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,133 @@
+// Package workload is the one home of what benchrun knows about each scenario type (workload):
+// what it supports (body size, the open model, custom targets, external target kinds, params
+// keys) and how long a scenario lasts. The plan (runner schedule), lifecycle (run timeout,
+// fault due times), `benchrun run` and the validator's tests read it, so a rule cannot drift
+// from the code that runs the scenario. The CRD's CEL rules cannot call Go: they repeat these
+// facts, and drift tests (workload_test.go, internal/validation's length tests) hold them
+// equal.
+package workload
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// Grace is the graceful stop of each scenario and the gap before the next one starts (the
+// runners' schedule, scripts/k6/benchrun.js, counts it the same way).
+const Grace = 2 * time.Second
+
+// Descriptor is what one scenario type supports.
+type Descriptor struct {
+	// Type is the scenario type, such as redis.get.
+	Type v1alpha1.ScenarioType
+	// BodySize tells whether bodySize applies.
+	BodySize bool
+	// OpenModel tells whether arrival (the open model) applies.
+	OpenModel bool
+	// Custom tells whether it runs against a custom target.
+	Custom bool
+	// External are the external target kinds it runs against (nil: any).
+	External []v1alpha1.ExternalKind
+	// Params are the params keys it reads (nil with FreeParams).
+	Params []string
+	// FreeParams: any params key is passed on (type script).
+	FreeParams bool
+}
+
+// redisKinds are the external kinds with a Redis endpoint.
+var redisKinds = []v1alpha1.ExternalKind{v1alpha1.ExternalRedis}
+
+// descriptors are every built-in scenario type, in the API's order.
+var descriptors = []Descriptor{
+	hetu(v1alpha1.ScenarioHeTuHelloWorld), hetu(v1alpha1.ScenarioHeTuGet), hetu(v1alpha1.ScenarioHeTuGetThenUpdate),
+	hetu(v1alpha1.ScenarioHeTuGet2Update2), hetu(v1alpha1.ScenarioHeTuCall),
+	{Type: v1alpha1.ScenarioRedisUpsert, External: redisKinds, Params: []string{"batch", "prefill", "serverCounts"}},
+	{Type: v1alpha1.ScenarioRedisGet, BodySize: true, OpenModel: true, External: redisKinds, Params: []string{"batch", "prefill", "serverCounts"}},
+	{Type: v1alpha1.ScenarioRedisSet, BodySize: true, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
+	{Type: v1alpha1.ScenarioRedisPing, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
+	{Type: v1alpha1.ScenarioRedisCommand, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
+	{Type: v1alpha1.ScenarioYCSB, BodySize: true, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
+	{Type: v1alpha1.ScenarioScript, BodySize: true, Custom: true, FreeParams: true},
+	{Type: v1alpha1.ScenarioTCPEcho, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalTCP}, Params: []string{"batch"}},
+	{Type: v1alpha1.ScenarioHTTP, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHTTP}, Params: []string{"batch"}},
+	{Type: v1alpha1.ScenarioGRPC, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalGRPC}, Params: []string{"batch"}},
+}
+
+// hetu is the descriptor of a hetu.* type.
+func hetu(t v1alpha1.ScenarioType) Descriptor {
+	return Descriptor{Type: t, OpenModel: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHeTu}, Params: []string{"batch", "seed"}}
+}
+
+// All are the descriptors of every built-in scenario type.
+func All() []Descriptor { return slices.Clone(descriptors) }
+
+// For is the descriptor of type t; false for an unknown type.
+func For(t v1alpha1.ScenarioType) (Descriptor, bool) {
+	for _, d := range descriptors {
+		if d.Type == t {
+			return d, true
+		}
+	}
+	return Descriptor{}, false
+}
+
+// IsHeTu tells whether t is a hetu.* type.
+func IsHeTu(t v1alpha1.ScenarioType) bool { return strings.HasPrefix(string(t), "hetu.") }
+
+// ReadsParam tells whether scenarios of this type read params key k.
+func (d Descriptor) ReadsParam(k string) bool { return d.FreeParams || slices.Contains(d.Params, k) }
+
+// ScenarioLength is how long scenario i of spec runs: its arrival's stages (their total) or
+// search (maxSteps × stepDuration), else its duration, else load.duration. A requests
+// scenario's length is its bound (load.duration): it may end sooner.
+func ScenarioLength(spec *v1alpha1.BenchmarkRunSpec, i int) time.Duration {
+	return Length(&spec.Load, spec.Load.Scenarios[i])
+}
+
+// Length is ScenarioLength for scenario s of load.
+func Length(load *v1alpha1.LoadSpec, s v1alpha1.Scenario) time.Duration {
+	if d, ok := s.Arrival.Length(); ok {
+		return d
+	}
+	if s.Duration != nil {
+		return s.Duration.Duration
+	}
+	return load.Duration.Duration
+}
+
+// Window is when a scenario runs, relative to the load start.
+type Window struct {
+	// Start is the scenario's offset from the load start.
+	Start time.Duration
+	// Duration is how long its virtual users run (ScenarioLength).
+	Duration time.Duration
+}
+
+// ScenarioWindows are the scenarios' windows by name, as the runners schedule them: one after
+// another, each followed by Grace.
+func ScenarioWindows(spec *v1alpha1.BenchmarkRunSpec) map[string]Window {
+	out := make(map[string]Window, len(spec.Load.Scenarios))
+	var offset time.Duration
+	for i, s := range spec.Load.Scenarios {
+		d := ScenarioLength(spec, i)
+		out[s.Name] = Window{Start: offset, Duration: d}
+		offset += d + Grace
+	}
+	return out
+}
+
+// TotalLength is the sum of every scenario's length (no grace between them): what
+// timeouts.run must at least be. Requests scenarios are not counted (they may end at once).
+func TotalLength(spec *v1alpha1.BenchmarkRunSpec) time.Duration {
+	var total time.Duration
+	for i, s := range spec.Load.Scenarios {
+		if s.Requests != nil {
+			continue
+		}
+		total += ScenarioLength(spec, i)
+	}
+	return total
+}

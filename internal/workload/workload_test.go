@@ -1,0 +1,63 @@
+package workload
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// TestLengths: a ramp lasts its stages, a search maxSteps × stepDuration (default 8 steps), a
+// constant rate and a closed scenario their duration or load.duration; windows follow one
+// another with Grace between; TotalLength leaves requests scenarios out.
+func TestLengths(t *testing.T) {
+	sec := func(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Second} }
+	own, rate, n := sec(7), int64(10), int64(100)
+	spec := &v1alpha1.BenchmarkRunSpec{Load: v1alpha1.LoadSpec{Duration: sec(4), Scenarios: []v1alpha1.Scenario{
+		{Name: "ramp", Arrival: &v1alpha1.ArrivalSpec{Stages: []v1alpha1.ArrivalStage{{Target: 1, Duration: sec(4)}, {Target: 2, Duration: sec(5)}}}},
+		{Name: "search", Arrival: &v1alpha1.ArrivalSpec{Search: &v1alpha1.SearchSpec{StartRate: 1, StepDuration: sec(3)}}},
+		{Name: "rate", Duration: &own, Arrival: &v1alpha1.ArrivalSpec{Rate: &rate}},
+		{Name: "closed"},
+		{Name: "count", Requests: &n},
+	}}}
+	want := []time.Duration{9 * time.Second, 24 * time.Second, 7 * time.Second, 4 * time.Second, 4 * time.Second}
+	w := ScenarioWindows(spec)
+	var start time.Duration
+	for i, s := range spec.Load.Scenarios {
+		if got := ScenarioLength(spec, i); got != want[i] {
+			t.Errorf("%s: length %v, want %v", s.Name, got, want[i])
+		}
+		if w[s.Name] != (Window{Start: start, Duration: want[i]}) {
+			t.Errorf("%s: window %+v, want start %v", s.Name, w[s.Name], start)
+		}
+		start += want[i] + Grace
+	}
+	if got := TotalLength(spec); got != 44*time.Second {
+		t.Errorf("total %v, want 44s (requests scenario left out)", got)
+	}
+}
+
+// TestDescriptors: every built-in type has one descriptor; script alone takes free params.
+func TestDescriptors(t *testing.T) {
+	seen := map[v1alpha1.ScenarioType]bool{}
+	for _, d := range All() {
+		if seen[d.Type] {
+			t.Errorf("%s twice", d.Type)
+		}
+		seen[d.Type] = true
+		if got, ok := For(d.Type); !ok || got.Type != d.Type {
+			t.Errorf("For(%s) = %+v, %v", d.Type, got, ok)
+		}
+		if d.FreeParams != (d.Type == v1alpha1.ScenarioScript) || !d.ReadsParam("batch") && d.Type != v1alpha1.ScenarioScript {
+			t.Errorf("%s: params %+v", d.Type, d)
+		}
+	}
+	if len(seen) != 15 {
+		t.Errorf("%d types, want 15", len(seen))
+	}
+	if _, ok := For("nope"); ok {
+		t.Error("an unknown type has a descriptor")
+	}
+}
