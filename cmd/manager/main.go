@@ -4,7 +4,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -37,6 +39,8 @@ type managerFlags struct {
 	poolNamespace string
 	historyRuns   int
 	remoteWrite   string
+	netpol        bool
+	netpolCIDRs   string
 	zap           zap.Options
 }
 
@@ -68,6 +72,10 @@ func parseManagerFlags() *managerFlags {
 		"finished runs per namespace exported as benchrun_run_* metrics (older ones' series are dropped)")
 	flag.StringVar(&f.remoteWrite, "prometheus-remote-write-url", "",
 		"Prometheus remote-write URL runners stream live metrics to when a run sets no spec.collect.prometheusRemoteWriteURL (empty: none)")
+	flag.BoolVar(&f.netpol, "network-policies", false,
+		"create each run's NetworkPolicies: runners reach only the run's pods, DNS, the API server and the remote-write endpoint; target pods accept only the run's pods (needs a network plugin that enforces NetworkPolicy)")
+	flag.StringVar(&f.netpolCIDRs, "network-policy-apiserver-cidrs", "",
+		"comma-separated CIDRs of the API server's endpoints for --network-policies (empty: read from the kubernetes Service's EndpointSlices)")
 	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return f
@@ -120,6 +128,10 @@ func run(f *managerFlags) error {
 	if err != nil {
 		return fmt.Errorf("unable to create manager: %w", err)
 	}
+	netpol, err := f.networkPolicies()
+	if err != nil {
+		return err
+	}
 	if err := (&controllers.BenchmarkRunReconciler{
 		Client:               mgr.GetClient(),
 		APIReader:            mgr.GetAPIReader(),
@@ -132,6 +144,7 @@ func run(f *managerFlags) error {
 		PoolNamespace:        f.poolNamespace,
 		History:              controllers.NewHistory(ctrlmetrics.Registry, f.historyRuns),
 		RemoteWriteURL:       f.remoteWrite,
+		NetworkPolicies:      netpol,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
@@ -146,4 +159,22 @@ func run(f *managerFlags) error {
 		return fmt.Errorf("manager stopped with an error: %w", err)
 	}
 	return nil
+}
+
+// networkPolicies is the per-run NetworkPolicy configuration (nil: off).
+func (f *managerFlags) networkPolicies() (*controllers.NetworkPolicyConfig, error) {
+	if !f.netpol {
+		return nil, nil
+	}
+	var cidrs []string
+	for _, c := range strings.Split(f.netpolCIDRs, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if _, _, err := net.ParseCIDR(c); err != nil {
+			return nil, fmt.Errorf("--network-policy-apiserver-cidrs: %q is not a CIDR (e.g. 10.0.0.10/32): %w", c, err)
+		}
+		cidrs = append(cidrs, c)
+	}
+	return &controllers.NetworkPolicyConfig{APIServerCIDRs: cidrs}, nil
 }
