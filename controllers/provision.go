@@ -37,7 +37,8 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 			r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
 			return false, nil
 		}
-		sharePIDs(run, t, objs)                                // faultpause.go: pods a pause fault acts on share their process namespace
+		sharePIDs(run, t, objs) // faultpause.go: pods a pause fault acts on share their process namespace
+
 		if err := r.networkPolicies(ctx, run, t); err != nil { // netpol.go: before any pod exists
 			return false, err
 		}
