@@ -404,8 +404,8 @@ func checkSidecarAccess(t *testing.T, e *env, run *v1alpha1.BenchmarkRun, cluste
 	}
 	sidecar := impersonate(t, fmt.Sprintf("system:serviceaccount:%s:%s", e.ns, rb.Subjects[0].Name))
 	waitAllowed(t, sidecar, authorizationv1.ResourceAttributes{Namespace: e.ns, Verb: "patch", Resource: "pods", Name: pod.Name})
-	if err := sidecar.Get(e.ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err != nil {
-		t.Errorf("%s: sidecar reading its pod: %v", run.Name, err)
+	if err := sidecar.Get(e.ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); !kerrors.IsForbidden(err) {
+		t.Errorf("%s: sidecar reading a pod (it only patches its own): want Forbidden, got %v", run.Name, err)
 	}
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+redisrole.Label+`":"master"}}}`))
 	if err := sidecar.Patch(e.ctx, pod.DeepCopy(), label); err != nil {
