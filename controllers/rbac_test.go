@@ -240,6 +240,10 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 	e.r = e.reconciler(manager)
 	e.r.APIReader = manager
 	e.r.RedisRoleClusterRole = in.flag
+	e.r.NetworkPolicies = &NetworkPolicyConfig{} // netpol.go: per-run policies, the API server's EndpointSlices
+	if cidrs := e.r.NetworkPolicies.apiServer(e.ctx, manager); len(cidrs) == 0 {
+		t.Error("the manager cannot read the kubernetes EndpointSlices (per-run NetworkPolicies)")
+	}
 
 	// What the manager must not do: patch pods, grant that through a Role, bind other roles.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: e.ns},
