@@ -56,7 +56,7 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.defaultImages.HeTu, "hetu-image", "benchrun.local/hetu-bench:dev", "default HeTu bench app image")
 	flag.StringVar(&f.defaultImages.Proxy, "proxy-image", "benchrun.local/camellia-redis-proxy:dev", "default read/write-splitting proxy image")
 	flag.StringVar(&f.redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
-		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
+		"ClusterRole (pods patch, narrowed by the redis-role admission policy) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
 	flag.BoolVar(&f.kubeletUsage, "kubelet-metrics", true,
 		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get)")
 	flag.StringVar(&f.kubelet.CAFile, "kubelet-certificate-authority", "",
