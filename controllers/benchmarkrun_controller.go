@@ -67,7 +67,7 @@ type BenchmarkRunReconciler struct {
 	// APIReader reads objects the manager does not cache, such as the user's script
 	// ConfigMaps (the cache holds benchrun's own ConfigMaps only); Client when nil.
 	APIReader client.Reader
-	// RedisRoleClusterRole is the ClusterRole (pods get/patch) bound to the redis-role sidecars
+	// RedisRoleClusterRole is the ClusterRole (pods patch) bound to the redis-role sidecars
 	// of builtin ha and proxy targets; target.DefaultRedisRoleClusterRole when empty. The
 	// manager holds bind on that ClusterRole only, never pods patch itself.
 	RedisRoleClusterRole string
@@ -85,6 +85,8 @@ type BenchmarkRunReconciler struct {
 	// PoolNamespace holds the lock ConfigMaps of cluster-wide load pools (queue.go); empty:
 	// a load pool is per namespace.
 	PoolNamespace string
+	// NetworkPolicies, when set, has the manager create each run's NetworkPolicies (netpol.go).
+	NetworkPolicies *NetworkPolicyConfig
 
 	// servedKinds remembers which optional APIs the cluster serves (discovery.go).
 	servedKinds servedCache

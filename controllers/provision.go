@@ -38,6 +38,10 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 			return false, nil
 		}
 		sharePIDs(run, t, objs) // faultpause.go: pods a pause fault acts on share their process namespace
+
+		if err := r.networkPolicies(ctx, run, t); err != nil { // netpol.go: before any pod exists
+			return false, err
+		}
 		staged, _ := t.(target.Staged)
 		for _, obj := range objs {
 			if staged != nil && staged.Deferred(obj) {

@@ -297,6 +297,10 @@ func checkManagerRBAC(t *testing.T, e *env, in installedRBAC) {
 	e.r = e.reconciler(manager)
 	e.r.APIReader = manager
 	e.r.RedisRoleClusterRole = in.flag
+	e.r.NetworkPolicies = &NetworkPolicyConfig{} // netpol.go: per-run policies, the API server's EndpointSlices
+	if cidrs := e.r.NetworkPolicies.apiServer(e.ctx, manager); len(cidrs) == 0 {
+		t.Error("the manager cannot read the kubernetes EndpointSlices (per-run NetworkPolicies)")
+	}
 
 	// What the manager must not do: patch pods, grant that through a Role, bind other roles.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: e.ns},
@@ -475,8 +479,8 @@ func checkSidecarAccess(t *testing.T, e *env, run *v1alpha1.BenchmarkRun, cluste
 	}
 	sidecar := impersonate(t, fmt.Sprintf("system:serviceaccount:%s:%s", e.ns, rb.Subjects[0].Name))
 	waitAllowed(t, sidecar, authorizationv1.ResourceAttributes{Namespace: e.ns, Verb: "patch", Resource: "pods", Name: pod.Name})
-	if err := sidecar.Get(e.ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err != nil {
-		t.Errorf("%s: sidecar reading its pod: %v", run.Name, err)
+	if err := sidecar.Get(e.ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); !kerrors.IsForbidden(err) {
+		t.Errorf("%s: sidecar reading a pod (it only patches its own): want Forbidden, got %v", run.Name, err)
 	}
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+redisrole.Label+`":"master"}}}`))
 	if err := sidecar.Patch(e.ctx, pod.DeepCopy(), label); err != nil {

@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
@@ -43,6 +44,8 @@ type managerFlags struct {
 	poolNamespace string
 	historyRuns   int
 	remoteWrite   string
+	netpol        bool
+	netpolCIDRs   string
 	zap           zap.Options
 }
 
@@ -60,7 +63,7 @@ func parseManagerFlags() *managerFlags {
 	flag.StringVar(&f.defaultImages.HeTu, "hetu-image", "benchrun.local/hetu-bench:dev", "default HeTu bench app image")
 	flag.StringVar(&f.defaultImages.Proxy, "proxy-image", "benchrun.local/camellia-redis-proxy:dev", "default read/write-splitting proxy image")
 	flag.StringVar(&f.redisRole, "redis-role-clusterrole", target.DefaultRedisRoleClusterRole,
-		"ClusterRole (pods get/patch) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
+		"ClusterRole (pods patch, narrowed by the redis-role admission policy) bound to the redis-role sidecars in a run's namespace; the manager needs bind on it")
 	flag.BoolVar(&f.kubeletUsage, "kubelet-metrics", true,
 		"without metrics.k8s.io, read target and runner pods' CPU/memory from the kubelets' /metrics/resource (RBAC nodes/metrics get, for the --kubelet-service-account)")
 	flag.StringVar(&f.kubelet.CAFile, "kubelet-certificate-authority", "",
@@ -78,6 +81,10 @@ func parseManagerFlags() *managerFlags {
 		"finished runs per namespace exported as benchrun_run_* metrics (older ones' series are dropped)")
 	flag.StringVar(&f.remoteWrite, "prometheus-remote-write-url", "",
 		"Prometheus remote-write URL runners stream live metrics to when a run sets no spec.collect.prometheusRemoteWriteURL (empty: none)")
+	flag.BoolVar(&f.netpol, "network-policies", false,
+		"create each run's NetworkPolicies: runners reach only the run's pods, DNS, the API server and the remote-write endpoint; target pods accept only the run's pods (needs a network plugin that enforces NetworkPolicy)")
+	flag.StringVar(&f.netpolCIDRs, "network-policy-apiserver-cidrs", "",
+		"comma-separated CIDRs of the API server's endpoints for --network-policies (empty: read from the kubernetes Service's EndpointSlices)")
 	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return f
@@ -135,6 +142,10 @@ func run(f *managerFlags) error {
 			return fmt.Errorf("kubelet metrics client: %w", err)
 		}
 	}
+	netpol, err := f.networkPolicies()
+	if err != nil {
+		return err
+	}
 	if err := (&controllers.BenchmarkRunReconciler{
 		Client:               mgr.GetClient(),
 		APIReader:            mgr.GetAPIReader(),
@@ -147,6 +158,7 @@ func run(f *managerFlags) error {
 		PoolNamespace:        f.poolNamespace,
 		History:              controllers.NewHistory(ctrlmetrics.Registry, f.historyRuns),
 		RemoteWriteURL:       f.remoteWrite,
+		NetworkPolicies:      netpol,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
@@ -177,4 +189,22 @@ func newKubeletMetrics(cfg *rest.Config, c client.Client, f *managerFlags) (*usa
 		ctrl.Log.WithName("setup").Info("no --kubelet-service-account: the kubelets are read with the manager's own credentials")
 	}
 	return usage.NewKubeletMetrics(cfg, opts)
+}
+
+// networkPolicies is the per-run NetworkPolicy configuration (nil: off).
+func (f *managerFlags) networkPolicies() (*controllers.NetworkPolicyConfig, error) {
+	if !f.netpol {
+		return nil, nil
+	}
+	var cidrs []string
+	for _, c := range strings.Split(f.netpolCIDRs, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if _, _, err := net.ParseCIDR(c); err != nil {
+			return nil, fmt.Errorf("--network-policy-apiserver-cidrs: %q is not a CIDR (e.g. 10.0.0.10/32): %w", c, err)
+		}
+		cidrs = append(cidrs, c)
+	}
+	return &controllers.NetworkPolicyConfig{APIServerCIDRs: cidrs}, nil
 }

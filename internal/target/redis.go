@@ -239,14 +239,18 @@ func (r *redis) builtinObjects() []client.Object {
 	// (30 s), which held replication, and so the target, back by that much.
 	masterHost := fmt.Sprintf("%s-0.%s.%s.svc", naming.Name(o.Prefix, r.masterSvc()), naming.Name(o.Prefix, headless), o.Namespace)
 	masterService := fmt.Sprintf("%s.%s.svc", naming.Name(o.Prefix, r.masterSvc()), o.Namespace)
-	objs := []client.Object{cm, hl,
-		r.server(r.masterSvc(), "redis-master", 1, ""),
-		r.roleService(r.masterSvc(), "redis-master", "master"),
+	// Objects are created in this order: the redis-role ServiceAccount and RoleBinding come
+	// before the StatefulSets whose pods run as that account, or the StatefulSet controller
+	// fails its first pod creations (a FailedCreate Warning on every healthy run).
+	objs := []client.Object{cm, hl}
+	if r.replicas > 0 {
+		objs = append(objs, r.roleAccess()...)
 	}
+	objs = append(objs, r.server(r.masterSvc(), "redis-master", 1, ""),
+		r.roleService(r.masterSvc(), "redis-master", "master"))
 	if r.replicas > 0 {
 		objs = append(objs, r.server(r.replicaSvc(), "redis-replica", r.replicas, masterService),
 			r.roleService(r.replicaSvc(), "redis-replica", "replica"))
-		objs = append(objs, r.roleAccess()...)
 	}
 	if r.sentinels > 0 {
 		objs = append(objs, r.sentinel(masterHost, masterService), r.service(r.sentinelSvc(), "sentinel", sentinelPort))
@@ -279,16 +283,21 @@ func (r *redis) roleService(suffix, component, role string) *corev1.Service {
 // redisLabel marks the Redis server pods (master and replicas) of a target.
 const redisLabel = "bench.benchrun.io/redis"
 
-// roleAccess binds the redis-role sidecars' ServiceAccount to the installed ClusterRole
-// (o.RedisRoleClusterRole: pods get and patch) in the run's namespace.
+// roleAccess binds the redis-role sidecars' ServiceAccount (one per run generation,
+// <prefix>-redis-role) to the installed ClusterRole (o.RedisRoleClusterRole: pods patch) in
+// the run's namespace.
 //
-// Trade-off: a per-run Role could name the run's pods (resourceNames), but creating it needs
-// the operator itself to hold patch on pods everywhere (the API server's escalation check),
-// and a pod patch can swap a container image. Binding a fixed ClusterRole needs only bind on
-// that one ClusterRole, so the operator holds no pod patch; in exchange the sidecars' token may
-// get and patch every pod of the run's namespace (not only its own Redis pods) while the run's
-// objects exist. Only the redis-role sidecar of the Redis server pods of ha and proxy targets
-// mounts that token (roleToken); the Redis container, whose image the user picks, has none.
+// RBAC alone cannot narrow this: a per-run Role naming the run's pods (resourceNames) would
+// need the operator itself to hold pods patch everywhere (the API server's escalation check),
+// and a pod patch can swap a container image. So the operator holds only bind on that one
+// ClusterRole, and the redis-role ValidatingAdmissionPolicy (config/admission/redis_role.yaml,
+// the chart's redis-role-policy.yaml) narrows what the binding allows: an account
+// <prefix>-redis-role may change only the role label (master or replica) of the very pod its
+// pod-bound token belongs to, and only when that pod belongs to run generation <prefix>;
+// nothing else of that pod, no other pod. Only the redis-role sidecar mounts the token
+// (roleToken), and it runs as its own UID and GID (roleSidecarUID), so the Redis container,
+// whose image the user picks, cannot reach it even when the pod shares its process namespace
+// (pause faults).
 func (r *redis) roleAccess() []client.Object {
 	o := r.o
 	name := naming.Name(o.Prefix, r.name+"-role")
@@ -328,7 +337,7 @@ func (r *redis) roleSidecar() corev1.Container {
 		Name: "redis-role", Image: r.o.Images.Agent, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{"benchrun-runner", "redis-role"},
 		Env:             env,
-		SecurityContext: naming.ContainerSecurityContext(),
+		SecurityContext: roleSidecarSecurityContext(),
 		Resources:       helperResources(),
 		// the only container with the ServiceAccount token (the pod does not automount it)
 		VolumeMounts: []corev1.VolumeMount{{Name: roleTokenVolume, MountPath: serviceAccountDir, ReadOnly: true}},
@@ -341,9 +350,38 @@ const (
 	serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 )
 
+// roleSidecarUID is the UID and GID of the redis-role sidecar: no other container of a Redis
+// pod runs as it (the servers run as naming.PodSecurityContext's 65532, and so does a pause
+// fault's ephemeral container, which takes the server's UID).
+const roleSidecarUID int64 = 65533
+
+// roleSidecarSecurityContext is the restricted context with the sidecar's own UID and GID.
+// With another UID than the sidecar's, a process of the Redis container (sharing the pod's
+// process namespace during a pause fault) fails the kernel's ptrace access check on the
+// sidecar's processes, so /proc/<pid>/root, /proc/<pid>/cwd, /proc/<pid>/fd and /proc/<pid>/mem
+// of the sidecar, the only ways into its mount namespace and so to its token, are refused
+// (EACCES); it cannot signal the sidecar either.
+func roleSidecarSecurityContext() *corev1.SecurityContext {
+	sc := naming.ContainerSecurityContext()
+	sc.RunAsUser, sc.RunAsGroup = ptr.To(roleSidecarUID), ptr.To(roleSidecarUID)
+	return sc
+}
+
 // roleToken is the projected volume the kubelet would automount (token, CA, namespace), so
 // that only the redis-role sidecar, not the Redis server container (whose image the user
 // chooses), can use the ServiceAccount's rights.
+//
+// File ownership, by the kubelet's rules for projected service-account tokens (KEP
+// "svcacct-token-volumes", file permission handling): when every container of the pod runs as
+// one UID the token is chowned to it with mode 0600; else, with a pod fsGroup, it is 0640
+// root:fsGroup (and every container of the pod gets fsGroup as a supplementary group); else
+// it is root-owned with defaultMode. The sidecar's UID differs from the server's, so neither
+// of the first two can make the token the sidecar's alone: the pods that mount it set no
+// fsGroup (which would hand the token's group to the Redis container too), and the token is
+// root-owned 0444 (a non-root sidecar could not read 0400 root). It is readable only inside
+// the sidecar's mount namespace, which processes of another UID cannot enter
+// (roleSidecarSecurityContext); test/e2e/sidecar_token_test.go checks that from the Redis
+// container of a pod sharing its process namespace.
 func roleToken() corev1.Volume {
 	return corev1.Volume{Name: roleTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](0o444),
@@ -420,6 +458,7 @@ func (r *redis) server(suffix, component string, replicas int32, replicaOf strin
 		// the pod runs as the redis-role ServiceAccount, but its token is mounted only in the
 		// sidecar (AutomountServiceAccountToken stays false)
 		pod.ServiceAccountName = naming.Name(o.Prefix, r.name+"-role")
+		pod.SecurityContext.FSGroup = nil // no group shared with the token (roleToken)
 		pod.Containers = append(pod.Containers, r.roleSidecar())
 		pod.Volumes = append(pod.Volumes, roleToken())
 	}

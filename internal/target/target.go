@@ -51,7 +51,7 @@ type Options struct {
 	Images Images
 	// OperatorInstalled tells whether the OT-CONTAINER-KIT redis-operator CRDs are installed.
 	OperatorInstalled bool
-	// RedisRoleClusterRole is the installed ClusterRole (pods get/patch) the redis-role
+	// RedisRoleClusterRole is the installed ClusterRole (pods patch) the redis-role
 	// sidecars are bound to; DefaultRedisRoleClusterRole when empty.
 	RedisRoleClusterRole string
 }
