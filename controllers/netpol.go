@@ -48,7 +48,7 @@ func (r *BenchmarkRunReconciler) networkPolicies(ctx context.Context, run *v1alp
 	if c == nil {
 		return nil
 	}
-	o := target.NetworkPolicyOptions{Namespace: run.Namespace, Run: naming.ShortName(run.Name),
+	o := target.NetworkPolicyOptions{Namespace: run.Namespace, Run: naming.ShortName(run.Name), Generation: run.Generation,
 		RemoteWriteURL: run.Spec.Collect.PrometheusRemoteWriteURL, APIServerCIDRs: c.apiServer(ctx, r.uncached()),
 		APIServerPorts: c.apiServerPorts(), DNSLabels: c.DNSLabels}
 	if o.RemoteWriteURL == "" {

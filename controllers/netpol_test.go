@@ -50,7 +50,7 @@ func TestNetworkPolicies(t *testing.T) {
 		}
 		return &np
 	}
-	runners, targets := get("np-runners"), get("np-target")
+	runners, targets := get("np-g1-runners"), get("np-g1-target")
 	e.targetReady("np")
 	var sts appsv1.StatefulSetList
 	if err := k8sClient.List(e.ctx, &sts, client.InNamespace(e.ns)); err != nil || len(sts.Items) != 3 {

@@ -21,6 +21,9 @@ type NetworkPolicyOptions struct {
 	// Run is the run's name as its objects' bench.benchrun.io/run label holds it
 	// (naming.ShortName); the policies select every generation's pods by it.
 	Run string
+	// Generation is the run generation that creates the policies: their names and labels are
+	// that generation's (naming.Prefix, naming.RunLabels), so they go with its other objects.
+	Generation int64
 	// Endpoints are the target's addresses (Target.Endpoints): the run's own Services are
 	// covered by the rule to the run's pods; any other address (an external target) gets an
 	// egress rule of its own.
@@ -36,7 +39,8 @@ type NetworkPolicyOptions struct {
 	DNSLabels map[string]string
 }
 
-// NetworkPolicy names: <run>-runners and <run>-target (one pair per run, every generation).
+// NetworkPolicy names: <run>-g<generation>-runners and -target (a pair per run generation;
+// each selects the pods of every generation of its run).
 const (
 	RunnersPolicySuffix = "runners"
 	TargetPolicySuffix  = "target"
@@ -55,8 +59,9 @@ const (
 func NetworkPolicies(o NetworkPolicyOptions) []*networkingv1.NetworkPolicy {
 	runPods := metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelRun: o.Run}}
 	meta := func(suffix, component string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: naming.Name(o.Run, suffix), Namespace: o.Namespace,
-			Labels: map[string]string{naming.LabelRun: o.Run, naming.LabelComponent: component}}
+		labels := naming.RunLabels(o.Run, o.Generation)
+		labels[naming.LabelComponent] = component
+		return metav1.ObjectMeta{Name: naming.Name(naming.Prefix(o.Run, o.Generation), suffix), Namespace: o.Namespace, Labels: labels}
 	}
 	egress := []networkingv1.NetworkPolicyEgressRule{
 		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &runPods}}},
