@@ -16,6 +16,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -126,6 +127,11 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return r.patchStatus(ctx, s, ctrl.Result{RequeueAfter: stopPoll})
 		}
 		if err := r.acceptGeneration(ctx, s); err != nil {
+			if errors.Is(err, errCollectRetry) { // generation.go: keep when that collection began
+				if _, perr := r.patchStatus(ctx, s, ctrl.Result{}); perr != nil {
+					return ctrl.Result{}, perr
+				}
+			}
 			return ctrl.Result{}, err
 		}
 		return r.patchStatus(ctx, s, requeueSoon)
@@ -158,7 +164,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	case v1alpha1.PhaseRunning:
 		err = r.watchRunners(ctx, s)
 	case v1alpha1.PhaseCollecting:
-		err = r.collectFailed(s, r.collect(ctx, s))
+		err = r.collectWithDeadline(ctx, s) // collectdeadline.go: the deadline is checked before any retry
 	}
 	if err != nil {
 		return ctrl.Result{}, err

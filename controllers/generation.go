@@ -2,9 +2,12 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,9 +57,14 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	rec := v1alpha1.RunRecord{Generation: st.ObservedGeneration, Phase: st.Phase, StartTime: st.StartTime,
 		CompletionTime: st.CompletionTime, Partial: st.Partial, Verdict: st.Verdict, Results: st.Results, Report: st.Report}
 	if !finished(st.Phase) {
-		collected, err := r.collectStopped(ctx, run, s.now)
+		if st.LoadStartTime != nil && apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResultsCollected) == nil {
+			// The collection of the stopped generation begins: its deadline counts from now.
+			s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionUnknown, "Collecting",
+				"merging what the runners of the superseded generation stored")
+		}
+		collected, err := r.collectStopped(ctx, run, s.now, false)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errCollectRetry, err)
 		}
 		if collected != nil {
 			rec.Results, rec.Report, rec.Partial, rec.Verdict = collected.Results, collected.Report, true, collected.Verdict
@@ -83,6 +91,10 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 		rec.Generation, rec.Phase, run.Generation)
 	return nil
 }
+
+// errCollectRetry marks a superseded generation's collection that is retried (an error that
+// may heal, before its collect deadline): the step persists only when that collection began.
+var errCollectRetry = errors.New("collecting the superseded generation")
 
 // targetOptions are the target builder's options for the run's current generation.
 func (r *BenchmarkRunReconciler) targetOptions(run *v1alpha1.BenchmarkRun, operator bool) target.Options {

@@ -113,7 +113,7 @@ func (r *BenchmarkRunReconciler) createDeferred(ctx context.Context, run *v1alph
 		return err
 	}
 	for _, obj := range deferred {
-		if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); err == nil {
+		if got := obj.DeepCopyObject().(client.Object); r.Get(ctx, client.ObjectKeyFromObject(obj), got) == nil && ownedBy(got, run) {
 			continue // created by an earlier reconcile
 		}
 		if err := r.create(ctx, run, obj); err != nil {

@@ -143,6 +143,9 @@ func (r *BenchmarkRunReconciler) releaseBarrier(ctx context.Context, s *step) (t
 	if err := r.Get(ctx, key, &b); err != nil {
 		return time.Time{}, err
 	}
+	if !ownedBy(&b, s.run) { // an earlier run's barrier: never its start time
+		return time.Time{}, r.removeForeign(ctx, s.run, &b)
+	}
 	if t, err := time.Parse(time.RFC3339Nano, b.Data[runner.KeyStartAt]); err == nil {
 		return t, nil
 	}
