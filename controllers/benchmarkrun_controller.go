@@ -153,6 +153,11 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	switch run.Status.Phase {
 	case v1alpha1.PhasePending, v1alpha1.PhaseQueued, v1alpha1.PhaseProvisioning:
 		var turn, ready bool
+		// verdict.go: the baseline first, so a run never holds a load pool while it waits for it
+		// (a baseline queued behind it on the same pool would wait for ever).
+		if turn, err = r.resolveBaseline(ctx, s); !turn || err != nil {
+			break
+		}
 		if turn, err = r.poolTurn(ctx, s); !turn || err != nil { // queue.go: a load pool is held by one run at a time
 			break
 		}

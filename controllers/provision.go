@@ -17,9 +17,6 @@ import (
 // timeouts.targetReady fails the run.
 func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready bool, err error) {
 	run, st := s.run, &s.run.Status
-	if ok, err := r.resolveBaseline(ctx, s); !ok || err != nil {
-		return false, err
-	}
 	t, err := r.buildTarget(run)
 	if err != nil {
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
