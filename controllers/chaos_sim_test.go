@@ -156,14 +156,11 @@ func (c *chaos) waitAllFinished(deadline time.Time) {
 // editSpec changes the spec of a random run while it provisions, starts, loads or collects:
 // its generation is superseded (stopped, collected into status.history) and a new one runs.
 func (c *chaos) editSpec() {
-	if len(c.created) == 0 {
+	runs := c.unfinished()
+	if len(runs) == 0 {
 		return
 	}
-	name := c.created[c.rng.intn(len(c.created))]
-	var run v1alpha1.BenchmarkRun
-	if err := k8sClient.Get(c.e.ctx, client.ObjectKey{Namespace: c.e.ns, Name: name}, &run); err != nil {
-		return
-	}
+	run := runs[c.rng.intn(len(runs))]
 	switch run.Status.Phase {
 	case v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting, v1alpha1.PhaseRunning, v1alpha1.PhaseCollecting:
 	default:
@@ -474,6 +471,9 @@ func (c *chaos) report(wall time.Duration) {
 				}
 				c.t.Errorf("run %s generation %d: %d calls stored by its runners, %d merged (phase %s, reasons %q; stored %q; runners %+v; results %+v; conditions %+v)",
 					run.Name, gen, stored, got, run.Status.Phase, run.Status.PartialReasons, docs, run.Status.Runners, run.Status.Results, run.Status.Conditions)
+				for _, h := range run.Status.History {
+					c.t.Logf("  history of %s: generation %d phase %s partial %v results %d report %+v", run.Name, h.Generation, h.Phase, h.Partial, len(h.Results), h.Report)
+				}
 				resultsLost += max(0, stored-got)
 			}
 		}

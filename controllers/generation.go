@@ -41,6 +41,10 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 	if err != nil {
 		s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted", run.Generation)
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
+		if len(st.History) > 0 { // no Pending step follows: the previous generation's objects go now
+			_, err := r.deleteGeneration(ctx, run, st.History[0].Generation, false)
+			return err
+		}
 		return nil
 	}
 	st.Target = &v1alpha1.TargetStatus{Kind: t.Kind(), Provider: t.Provider()}
@@ -84,12 +88,23 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 		}
 	}
 	st.History = st.History[:min(len(st.History), maxHistory)]
-	if _, err := r.deleteGeneration(ctx, run, rec.Generation, false); err != nil {
-		return err
-	}
+	// Its objects go once this record is stored (dropSuperseded): deleted now, a status patch
+	// that fails would have the next step collect it again from objects already gone.
 	s.event(corev1.EventTypeNormal, "Archived", "generation %d (%s) moved to status.history; starting generation %d",
 		rec.Generation, rec.Phase, run.Generation)
 	return nil
+}
+
+// dropSuperseded deletes the objects of the generation before the current one, except its
+// report, in the current generation's first step (Pending): after the status patch that stored
+// its history record. Idempotent: a failure is retried by the next step.
+func (r *BenchmarkRunReconciler) dropSuperseded(ctx context.Context, s *step) error {
+	st := &s.run.Status
+	if st.Phase != v1alpha1.PhasePending || len(st.History) == 0 || st.History[0].Generation >= st.ObservedGeneration {
+		return nil
+	}
+	_, err := r.deleteGeneration(ctx, s.run, st.History[0].Generation, false)
+	return err
 }
 
 // errCollectRetry marks a superseded generation's collection that is retried (an error that
