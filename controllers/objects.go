@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,23 @@ func (r *BenchmarkRunReconciler) create(ctx context.Context, run *v1alpha1.Bench
 		return nil
 	}
 	return r.removeForeign(ctx, run, existing)
+}
+
+// createAll creates every object of objs (create); objects of an earlier run found under
+// their names are all removed in this one pass, and errForeign returned at the end.
+func (r *BenchmarkRunReconciler) createAll(ctx context.Context, run *v1alpha1.BenchmarkRun, objs []client.Object) error {
+	var foreign error
+	for _, obj := range objs {
+		err := r.create(ctx, run, obj)
+		if errors.Is(err, errForeign) {
+			foreign = cmp.Or(foreign, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return foreign
 }
 
 // errForeign marks an object found under a name of this run that belongs to an earlier run

@@ -36,13 +36,14 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 		}
 		sharePIDs(run, t, objs) // faultpause.go: pods a pause fault acts on share their process namespace
 		staged, _ := t.(target.Staged)
+		now := make([]client.Object, 0, len(objs))
 		for _, obj := range objs {
-			if staged != nil && staged.Deferred(obj) {
-				continue
+			if staged == nil || !staged.Deferred(obj) {
+				now = append(now, obj)
 			}
-			if err := r.create(ctx, run, obj); err != nil {
-				return false, err
-			}
+		}
+		if err := r.createAll(ctx, run, now); err != nil {
+			return false, err
 		}
 		st.Target.Endpoints = t.Endpoints()
 		s.setPhase(v1alpha1.PhaseProvisioning, "Provisioning", "deploying the %s target (%s): %d objects", t.Kind(), t.Provider(), len(objs))

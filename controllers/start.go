@@ -79,10 +79,8 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 	job := runner.Job(o)
 	job.Spec.Template.Annotations = map[string]string{annotationRun: run.Name}
 	objs = append(objs, job)
-	for _, obj := range objs {
-		if err := r.create(ctx, run, obj); err != nil {
-			return err
-		}
+	if err := r.createAll(ctx, run, objs); err != nil {
+		return err
 	}
 	s.setPhase(v1alpha1.PhaseStarting, "RunnersCreated", "%d runners created; the load starts when every runner is ready", n)
 	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, "waiting for runners")
