@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -36,11 +37,19 @@ type chaos struct {
 	actions *chaosCounts // manager restarts, pods and Jobs deleted, specs edited
 	sim     *chaosSim
 	created []string
+	mu      sync.Mutex
+	deleted map[string]deletedRun // by UID: runs deleted unfinished
+}
+
+// deletedRun is a run the suite deleted while it was unfinished.
+type deletedRun struct {
+	name       string
+	generation int64
 }
 
 // newChaos builds the suite: the manager's config sends every request through chaosTransport.
 func newChaos(t *testing.T, e *env, rng *lockedRand, rate float64) *chaos {
-	c := &chaos{t: t, e: e, rng: rng, faults: &chaosCounts{m: map[string]int{}}, actions: &chaosCounts{m: map[string]int{}}}
+	c := &chaos{t: t, e: e, rng: rng, deleted: map[string]deletedRun{}, faults: &chaosCounts{m: map[string]int{}}, actions: &chaosCounts{m: map[string]int{}}}
 	c.on.Store(true)
 	fc := rest.CopyConfig(cfg)
 	fc.QPS, fc.Burst = 500, 1000
@@ -89,6 +98,8 @@ func (c *chaos) actors() func() {
 			c.sim.killJob()
 		case x < 0.19:
 			c.editSpec()
+		case x < 0.205:
+			c.deleteRun()
 		}
 	})
 	return func() { close(quit); wg.Wait() }
@@ -166,13 +177,62 @@ func (c *chaos) editSpec() {
 	default:
 		return
 	}
-	if run.Generation > 2 || run.Status.ObservedGeneration != run.Generation {
+	if run.Generation > 2 || run.Status.ObservedGeneration != run.Generation || run.DeletionTimestamp != nil {
 		return
 	}
 	run.Spec.Load.Duration.Duration += time.Second
 	if err := k8sClient.Update(c.e.ctx, &run); err == nil {
 		c.actions.add("specs-edited")
 	}
+}
+
+// deleteRun deletes a random unfinished run (the precondition: as it was read, unfinished, so
+// its finalizer must keep what its runners stored in a report that outlives it).
+func (c *chaos) deleteRun() {
+	runs := c.unfinished()
+	if len(runs) == 0 {
+		return
+	}
+	run := runs[c.rng.intn(len(runs))]
+	if run.DeletionTimestamp != nil || run.Status.ObservedGeneration != run.Generation || finished(run.Status.Phase) {
+		return
+	}
+	rv := run.ResourceVersion
+	if err := k8sClient.Delete(c.e.ctx, &run, client.Preconditions{ResourceVersion: &rv}); err == nil {
+		c.mu.Lock()
+		c.deleted[string(run.UID)] = deletedRun{name: run.Name, generation: run.Generation}
+		c.mu.Unlock()
+		c.actions.add("runs-deleted")
+	}
+}
+
+// checkDeleted checks the runs deleted unfinished: gone, and what their last generation's
+// runners stored kept in the report ConfigMap that outlives them (calls equal); it returns
+// the calls lost.
+func (c *chaos) checkDeleted() int64 {
+	var cms corev1.ConfigMapList
+	if err := k8sClient.List(c.e.ctx, &cms, client.InNamespace(c.e.ns)); err != nil {
+		c.t.Fatal(err)
+	}
+	lost := int64(0)
+	for uid, d := range c.deleted {
+		stored := c.sim.stored[fmt.Sprintf("%s/%d", uid, d.generation)]
+		kept, found := int64(0), false
+		for _, cm := range cms.Items {
+			if cm.Annotations[annotationKeptFrom] == d.name && strings.HasSuffix(cm.Name, "-report-"+uid[:8]) {
+				var sum results.Summary
+				found = json.Unmarshal([]byte(cm.Data["results.json"]), &sum) == nil
+				for _, sc := range sum.Scenarios {
+					kept += sc.Calls
+				}
+			}
+		}
+		if kept != stored {
+			c.t.Errorf("deleted run %s (generation %d): %d calls stored, %d kept (kept report found: %v)", d.name, d.generation, stored, kept, found)
+			lost += max(0, stored-kept)
+		}
+	}
+	return lost
 }
 
 // simRunner is one simulated runner of one run generation.
@@ -478,18 +538,20 @@ func (c *chaos) report(wall time.Duration) {
 			}
 		}
 	}
+	resultsLost += c.checkDeleted()
 	phases := make([]string, 0, len(s.phases))
 	for _, p := range []v1alpha1.Phase{v1alpha1.PhasePending, v1alpha1.PhaseQueued, v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting,
 		v1alpha1.PhaseRunning, v1alpha1.PhaseCollecting, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed} {
 		phases = append(phases, fmt.Sprintf("%s=%d", p, len(s.phases[p])))
 	}
-	c.t.Logf("chaos: runs %d (generations %d; %v), documents stored %d", len(list.Items), generations, outcomes, s.docs)
+	c.t.Logf("chaos: runs %d (generations %d; %v; %d deleted unfinished), documents stored %d", len(list.Items)+len(c.deleted),
+		generations, outcomes, len(c.deleted), s.docs)
 	c.t.Logf("chaos: runs seen in each phase: %s", strings.Join(phases, " "))
 	c.t.Logf("chaos: API faults injected %d: %s", c.faultTotal(), c.faults)
 	c.t.Logf("chaos: actions: %s", c.actions)
 	c.t.Logf("chaos: SUMMARY runs=%d faults=%d manager-restarts=%d runs-lost=%d results-lost=%d wall=%s",
-		len(list.Items), c.faultTotal(), c.actions.get("manager-restarts"), runsLost, resultsLost, wall.Round(time.Second))
-	if len(list.Items) < len(c.created) || runsLost > 0 || resultsLost > 0 {
+		len(list.Items)+len(c.deleted), c.faultTotal(), c.actions.get("manager-restarts"), runsLost, resultsLost, wall.Round(time.Second))
+	if len(list.Items)+len(c.deleted) < len(c.created) || runsLost > 0 || resultsLost > 0 {
 		c.t.Errorf("chaos: %d runs lost, %d calls lost", runsLost, resultsLost)
 	}
 }
