@@ -98,6 +98,11 @@ func (r *BenchmarkRunReconciler) startDelay() time.Duration {
 // startRunners waits until every runner is at the barrier, then releases it with a start
 // time a few seconds ahead (→ Running). A runner failing before the start fails the run.
 func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) error {
+	// stop.go: released by a step whose status patch was lost: the load runs, and a runner that
+	// stored its partial document since failed during the load, not before it.
+	if err := r.catchUpRelease(ctx, s); err != nil || s.run.Status.Phase == v1alpha1.PhaseRunning {
+		return err
+	}
 	obs, err := r.observeRunners(ctx, s)
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func (r *BenchmarkRunReconciler) stopRunners(ctx context.Context, s *step, why s
 // be stopped and collected as a running one, not have its objects deleted under them.
 func (r *BenchmarkRunReconciler) catchUpRelease(ctx context.Context, s *step) error {
 	run, st := s.run, &s.run.Status
-	if st.Phase != v1alpha1.PhaseStarting || st.ObservedGeneration == 0 {
+	if st.Phase != v1alpha1.PhaseStarting || st.ObservedGeneration == 0 || st.Runners == nil {
 		return nil
 	}
 	var b corev1.ConfigMap
@@ -83,6 +83,8 @@ func (r *BenchmarkRunReconciler) catchUpRelease(ctx context.Context, s *step) er
 		return nil // not released (or an earlier run's): no load runs
 	}
 	st.LoadStartTime = &metav1.Time{Time: startAt}
+	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("%d runners ready; load starts at %s",
+		st.Runners.Desired, startAt.Format(time.RFC3339Nano)))
 	s.setPhase(v1alpha1.PhaseRunning, "LoadStarted", "barrier released: runners started at %s", startAt.Format(time.RFC3339Nano))
 	return nil
 }

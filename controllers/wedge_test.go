@@ -94,3 +94,40 @@ func TestArchivePatchLost(t *testing.T) {
 		t.Fatalf("history after a lost patch: %+v", st.History)
 	}
 }
+
+// TestReleasePatchLost: the step that releases the barrier loses its status patch (500), and a
+// runner stops during the load and stores its partial document before the next step. That step
+// used to fail the run "runner failed before the load started" with no results; now it sees the
+// released barrier, moves to Running and the document is collected.
+func TestReleasePatchLost(t *testing.T) {
+	e := newEnv(t)
+	ww, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lose := true
+	e.r = e.reconciler(interceptor.NewClient(ww, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if run, ok := obj.(*v1alpha1.BenchmarkRun); ok && lose && run.Status.Phase == v1alpha1.PhaseRunning {
+				lose = false
+				return kerrors.NewInternalError(context.DeadlineExceeded)
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}))
+	run := e.redisRun("lost-release", 2)
+	e.create(run)
+	e.until(run.Name, v1alpha1.PhaseProvisioning)
+	e.targetReady(run.Name)
+	run = e.until(run.Name, v1alpha1.PhaseStarting)
+	e.readyRunners(run)
+	if err := e.try(run.Name); err == nil {
+		t.Fatal("the lost patch was not reported")
+	}
+	e.stopRunner(run, 0, 15)
+	e.finishRunner(run, 1, 20)
+	got := e.until(run.Name, v1alpha1.PhaseFailed)
+	if len(got.Status.Results) != 2 || got.Status.Results[0].Calls != 35 || got.Status.LoadStartTime == nil {
+		t.Fatalf("results %+v conditions %+v", got.Status.Results, got.Status.Conditions)
+	}
+}
