@@ -180,3 +180,24 @@ func TestSupersededCollectDeadline(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// TestCollectGivesUpAfterLastTry: a run still Collecting collectLastTry after its deadline (every
+// last attempt ended without a step: the manager crashed reading a document) ends Failed with
+// CollectTimeout without reading any document again.
+func TestCollectGivesUpAfterLastTry(t *testing.T) {
+	e := newEnv(t)
+	var reads atomic.Int32
+	e.flakyResults(func(string) error { reads.Add(1); return nil })
+	run := e.startedRun(e.redisRun("crashing", 1))
+	e.finishRunner(run, 0, 30)
+	e.reconcile(run.Name) // Running → Collecting
+	e.clock.Step(collectTimeout + collectLastTry)
+	if err := e.try(run.Name); err != nil {
+		t.Fatal(err)
+	}
+	got := e.get(run.Name)
+	c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionSucceeded)
+	if got.Status.Phase != v1alpha1.PhaseFailed || c == nil || c.Reason != "CollectTimeout" || reads.Load() != 0 {
+		t.Fatalf("phase %s condition %+v, %d documents read", got.Status.Phase, c, reads.Load())
+	}
+}

@@ -75,9 +75,23 @@ func collectSince(s *step) time.Time {
 // fails the run keeping what it collected (collectFailed). Before the deadline an error that
 // may heal is returned to be retried with backoff.
 func (r *BenchmarkRunReconciler) collectWithDeadline(ctx context.Context, s *step) error {
-	s.final = s.final || s.now.Sub(collectSince(s)) >= collectTimeout
+	late := s.now.Sub(collectSince(s))
+	if late >= collectTimeout+collectLastTry {
+		// Every last attempt ended without a step (the manager crashed or was killed reading a
+		// document, e.g. out of memory): end without reading anything again.
+		msg := fmt.Sprintf("could not collect within %s: no attempt completed in the %s after the deadline "+
+			"(the manager stopped during each); the runners' documents were not merged", collectTimeout, collectLastTry)
+		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "CollectTimeout", msg)
+		r.finish(s, v1alpha1.PhaseFailed, "CollectTimeout", msg)
+		return nil
+	}
+	s.final = s.final || late >= collectTimeout
 	return r.collectFailed(s, r.collect(ctx, s))
 }
+
+// collectLastTry is how long after the collect deadline the last attempts are made; past it a
+// run still Collecting ends without reading any document again.
+var collectLastTry = 2 * time.Minute
 
 // collectFailed decides what a collect error means: a permanent one, or any error once
 // collectTimeout has passed since the run entered Collecting, fails the run with the reason

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,10 @@ const annotationKeptFrom = "bench.benchrun.io/kept-from-deleted-run"
 // deletingGrace bounds how long a deleted run waits for its results to be kept: after it the
 // finalizer goes whatever happened (a deletion is never blocked for good).
 const deletingGrace = 30 * time.Second
+
+// errDeletingGaveUp: no attempt to keep a deleted run's results completed within deletingGrace
+// and collectLastTry after it (the manager stopped during each): the finalizer goes.
+var errDeletingGaveUp = errors.New("no attempt to keep the results completed")
 
 // deletingLastTry: in the last seconds of deletingGrace, a deleted run's collection is the last
 // one (results still unreadable are missing, what was read is kept).
@@ -91,7 +96,10 @@ func (r *BenchmarkRunReconciler) deleting(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{}, err
 	}
 	now := s.now
-	kept, err := r.keepDeletedResults(ctx, run, now)
+	kept, err := "", errDeletingGaveUp
+	if now.Sub(run.DeletionTimestamp.Time) < deletingGrace+collectLastTry { // past it, attempts kept crashing: read nothing
+		kept, err = r.keepDeletedResults(ctx, run, now)
+	}
 	terminating := kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) // nothing can be created there any more
 	if err != nil && !terminating && now.Sub(run.DeletionTimestamp.Time) < deletingGrace {
 		return ctrl.Result{}, err
