@@ -110,8 +110,13 @@ type chaosTransport struct {
 // timeoutError is a client-side timeout.
 type timeoutError struct{}
 
-func (timeoutError) Error() string   { return "chaos: i/o timeout" }
-func (timeoutError) Timeout() bool   { return true }
+// Error implements error.
+func (timeoutError) Error() string { return "chaos: i/o timeout" }
+
+// Timeout implements net.Error.
+func (timeoutError) Timeout() bool { return true }
+
+// Temporary implements net.Error.
 func (timeoutError) Temporary() bool { return true }
 
 // RoundTrip implements http.RoundTripper.
