@@ -25,6 +25,10 @@ const maxHistory = 10
 func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) error {
 	run := s.run
 	st := &run.Status
+	operator, err := r.operatorInstalledNow() // before anything changes: a failed discovery is retried
+	if err != nil {
+		return fmt.Errorf("discovering the redis-operator's API: %w", err)
+	}
 	if st.Phase != "" && st.ObservedGeneration != 0 && st.ObservedGeneration != run.Generation {
 		if err := r.archive(ctx, s); err != nil {
 			return err
@@ -37,7 +41,7 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 	st.Runners = &v1alpha1.RunnersStatus{Desired: max(run.Spec.Load.Runners.Parallelism, 1)}
 	st.Target = &v1alpha1.TargetStatus{Kind: "unknown"}
 	s.setCondition(v1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reasonWaiting, "the run has not finished")
-	t, err := target.New(&run.Spec.Target, r.targetOptions(run, r.operatorInstalledNow()))
+	t, err := target.New(&run.Spec.Target, r.targetOptions(run, operator))
 	if err != nil {
 		s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted", run.Generation)
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())

@@ -182,7 +182,8 @@ func (r *BenchmarkRunReconciler) operatorInstalled() bool {
 }
 
 // operatorInstalledNow is operatorInstalled, asking again when the remembered answer is "not
-// installed": a new generation's target must see an operator installed a moment ago.
-func (r *BenchmarkRunReconciler) operatorInstalledNow() bool {
-	return r.servedRecheck(target.OperatorGroupVersion.WithKind("Redis"))
+// installed": a new generation's target must see an operator installed a moment ago. A
+// discovery that failed is an error (to retry), never "not installed".
+func (r *BenchmarkRunReconciler) operatorInstalledNow() (bool, error) {
+	return r.servedErr(target.OperatorGroupVersion.WithKind("Redis"), true)
 }
