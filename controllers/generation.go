@@ -62,6 +62,7 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 // report in the record), before its objects go.
 func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	run, st := s.run, &s.run.Status
+	wasFinished := finished(st.Phase)
 	rec := v1alpha1.RunRecord{Generation: st.ObservedGeneration, Phase: st.Phase, StartTime: st.StartTime,
 		CompletionTime: st.CompletionTime, Partial: st.Partial, Verdict: st.Verdict, Results: st.Results, Report: st.Report}
 	if !finished(st.Phase) {
@@ -92,8 +93,14 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 		}
 	}
 	st.History = st.History[:min(len(st.History), maxHistory)]
-	// Its objects go once this record is stored (dropSuperseded): deleted now, a status patch
-	// that fails would have the next step collect it again from objects already gone.
+	// A generation stopped unfinished keeps its objects until this record is stored
+	// (dropSuperseded): deleted now, a status patch that fails would have the next step collect
+	// it again from objects already gone. A finished one's record comes from its status.
+	if wasFinished {
+		if _, err := r.deleteGeneration(ctx, run, rec.Generation, false); err != nil {
+			return err
+		}
+	}
 	s.event(corev1.EventTypeNormal, "Archived", "generation %d (%s) moved to status.history; starting generation %d",
 		rec.Generation, rec.Phase, run.Generation)
 	return nil
