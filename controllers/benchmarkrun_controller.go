@@ -16,6 +16,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -123,8 +124,16 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	s := r.newStep(&run)
 
-	// 2. A new spec generation: archive the previous one (finished or not) and start over.
+	// 2. A new spec generation: archive the previous one (finished or not) and start over. What
+	// it deletes is decided on the run as the API server has it now, never a stale cached copy.
 	if run.Status.ObservedGeneration != run.Generation || run.Status.Phase == "" {
+		if err := r.uncached().Get(ctx, req.NamespacedName, &run); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if run.Status.ObservedGeneration == run.Generation && run.Status.Phase != "" {
+			return requeueSoon, nil // accepted already: the cache was behind
+		}
+		s = r.newStep(&run)
 		// Runners still loading are stopped first, and waited for (stop.go).
 		if wait, err := r.stopRunners(ctx, s, "the spec changed"); err != nil {
 			return ctrl.Result{}, err
@@ -132,6 +141,11 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return r.patchStatus(ctx, s, ctrl.Result{RequeueAfter: stopPoll})
 		}
 		if err := r.acceptGeneration(ctx, s); err != nil {
+			if errors.Is(err, errCollectRetry) { // generation.go: keep when that collection began
+				if _, perr := r.patchStatus(ctx, s, ctrl.Result{}); perr != nil {
+					return ctrl.Result{}, perr
+				}
+			}
 			return ctrl.Result{}, err
 		}
 		return r.patchStatus(ctx, s, requeueSoon)
@@ -153,6 +167,14 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	switch run.Status.Phase {
 	case v1alpha1.PhasePending, v1alpha1.PhaseQueued, v1alpha1.PhaseProvisioning:
 		var turn, ready bool
+		if err = r.dropSuperseded(ctx, s); err != nil { // generation.go: the previous generation's objects
+			break
+		}
+		// verdict.go: the baseline first, so a run never holds a load pool while it waits for it
+		// (a baseline queued behind it on the same pool would wait for ever).
+		if turn, err = r.resolveBaseline(ctx, s); !turn || err != nil {
+			break
+		}
 		if turn, err = r.poolTurn(ctx, s); !turn || err != nil { // queue.go: a load pool is held by one run at a time
 			break
 		}
@@ -164,7 +186,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	case v1alpha1.PhaseRunning:
 		err = r.watchRunners(ctx, s)
 	case v1alpha1.PhaseCollecting:
-		err = r.collectFailed(s, r.collect(ctx, s))
+		err = r.collectWithDeadline(ctx, s) // collectdeadline.go: the deadline is checked before any retry
 	}
 	if err != nil {
 		return ctrl.Result{}, err

@@ -36,10 +36,20 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	}
 	r.updateRunnerCounts(s, obs)
 	// One runner document at a time: decoded, merged, dropped (bounded memory whatever the
-	// number of runners).
+	// number of runners). An error that may heal stops the merge and is retried (until the
+	// collect deadline, after which it makes that runner's result missing).
+	var retry error
 	merged, n, err := lifecycle.MergeEach(len(obs.configs), func(i int) lifecycle.Runner {
-		return r.runnerResult(ctx, run, obs, i)
+		if retry != nil {
+			return lifecycle.Runner{Name: fmt.Sprintf("runner-%d", i), Missing: "not read"}
+		}
+		rn, err := r.runnerResult(ctx, s, obs, i)
+		retry = err
+		return rn
 	}, false, lifecycle.ScenarioNames(&run.Spec)...) // only the spec's scenarios are kept
+	if retry != nil {
+		return retry
+	}
 	if err != nil {
 		reason := "MergeFailed"
 		if errors.Is(err, lifecycle.ErrNoResults) {
@@ -84,7 +94,11 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 
 // runnerResult is runner i's stored result document, decoded, or why there is none. The
 // document is fetched (fetchResult: uncached) and decoded here only, one runner at a time.
-func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, run *v1alpha1.BenchmarkRun, obs *observation, i int) lifecycle.Runner {
+// Only a document that cannot exist any more (its ConfigMap deleted after the runner stored
+// it) or cannot be decoded is missing; any other error is returned to be retried, except
+// once the collect deadline has passed (s.final), when it makes the result missing too.
+func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, s *step, obs *observation, i int) (lifecycle.Runner, error) {
+	run := s.run
 	rn := lifecycle.Runner{Name: fmt.Sprintf("runner-%d", i), Failed: obs.failed[i]}
 	cm := obs.configs[i]
 	if cm == nil || !obs.states[i].HasResult {
@@ -92,15 +106,20 @@ func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, run *v1alpha1
 		if why, ok := obs.failed[i]; ok {
 			rn.Missing += " (" + why + ")"
 		}
-		return rn
+		return rn, nil
 	}
 	doc, err := r.fetchResult(ctx, run, run.Generation, i, cm)
-	if err != nil {
+	switch {
+	case err == nil:
+		rn.Doc = doc
+	case errors.Is(err, errInvalidDocument) || kerrors.IsNotFound(err):
 		rn.Missing = fmt.Sprintf("unreadable result: %v", err)
-		return rn
+	case s.final:
+		rn.Missing = fmt.Sprintf("result not readable by the collect deadline (%s): %v", collectTimeout, err)
+	default:
+		return rn, err
 	}
-	rn.Doc = doc
-	return rn
+	return rn, nil
 }
 
 // toScenarioResults converts the summaries to the API type (same JSON keys; the API keeps
@@ -191,6 +210,9 @@ func (r *BenchmarkRunReconciler) writeReportConfigMap(ctx context.Context, s *st
 		return fmt.Errorf("reading report %s: %w", name, err)
 	}
 	exists := err == nil
+	if exists && !ownedBy(cm, run) { // an earlier run's report: never overwritten as ours
+		return r.removeForeign(ctx, run, cm)
+	}
 	cm.Namespace, cm.Name = run.Namespace, name
 	cm.Labels = runLabels(run, run.Generation)
 	cm.Labels[naming.LabelComponent] = componentReport

@@ -1,13 +1,17 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -27,12 +31,67 @@ func permanent(err error) bool {
 		kerrors.IsUnsupportedMediaType(err) || kerrors.IsNotAcceptable(err)
 }
 
+// transient tells whether err may heal by retrying: throttling (429), server errors (5xx),
+// timeouts, conflicts, and connections refused, reset or cut.
+func transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if kerrors.IsTooManyRequests(err) || kerrors.IsInternalError(err) || kerrors.IsServerTimeout(err) || kerrors.IsTimeout(err) ||
+		kerrors.IsServiceUnavailable(err) || kerrors.IsUnexpectedServerError(err) || kerrors.IsConflict(err) {
+		return true
+	}
+	if code := kerrors.ReasonForError(err); code == metav1.StatusReasonUnknown {
+		var status kerrors.APIStatus
+		if errors.As(err, &status) && status.Status().Code >= 500 {
+			return true
+		}
+	}
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) || utilnet.IsConnectionRefused(err) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // enterCollecting moves the run to Collecting and starts the collect deadline (the
 // ResultsCollected condition turns Unknown at that instant).
 func (s *step) enterCollecting(reason, format string, args ...any) {
 	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionUnknown, "Collecting", "merging the runners' results")
 	s.setPhase(v1alpha1.PhaseCollecting, reason, format, args...)
 }
+
+// collectSince is when the collection of the step's generation began: the transition of its
+// ResultsCollected condition (kept in the status, so a restarted manager counts from the same
+// instant), or now when there is none.
+func collectSince(s *step) time.Time {
+	if c := apimeta.FindStatusCondition(s.run.Status.Conditions, v1alpha1.ConditionResultsCollected); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return s.now.Time
+}
+
+// collectWithDeadline is one collection attempt of the step's generation, the deadline checked
+// first: once collectTimeout has passed since the collection began, the attempt is the last
+// one (s.final: a result still unreadable is missing, with the reason) and any error of its own
+// fails the run keeping what it collected (collectFailed). Before the deadline an error that
+// may heal is returned to be retried with backoff.
+func (r *BenchmarkRunReconciler) collectWithDeadline(ctx context.Context, s *step) error {
+	late := s.now.Sub(collectSince(s))
+	if late >= collectTimeout+collectLastTry {
+		// Every last attempt ended without a step (the manager crashed or was killed reading a
+		// document, e.g. out of memory): end without reading anything again.
+		msg := fmt.Sprintf("could not collect within %s: no attempt completed in the %s after the deadline "+
+			"(the manager stopped during each); the runners' documents were not merged", collectTimeout, collectLastTry)
+		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "CollectTimeout", msg)
+		r.finish(s, v1alpha1.PhaseFailed, "CollectTimeout", msg)
+		return nil
+	}
+	s.final = s.final || late >= collectTimeout
+	return r.collectFailed(s, r.collect(ctx, s))
+}
+
+// collectLastTry is how long after the collect deadline the last attempts are made; past it a
+// run still Collecting ends without reading any document again.
+var collectLastTry = 2 * time.Minute
 
 // collectFailed decides what a collect error means: a permanent one, or any error once
 // collectTimeout has passed since the run entered Collecting, fails the run with the reason
@@ -47,11 +106,7 @@ func (r *BenchmarkRunReconciler) collectFailed(s *step, err error) error {
 		r.finish(s, v1alpha1.PhaseFailed, "CollectRejected", "the results could not be stored: "+msg)
 		return nil
 	}
-	since := s.now.Time
-	if c := apimeta.FindStatusCondition(s.run.Status.Conditions, v1alpha1.ConditionResultsCollected); c != nil {
-		since = c.LastTransitionTime.Time
-	}
-	if s.now.Sub(since) < collectTimeout {
+	if !s.final && s.now.Sub(collectSince(s)) < collectTimeout {
 		return err
 	}
 	msg = fmt.Sprintf("could not collect within %s: %s", collectTimeout, msg)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -41,20 +42,31 @@ func (r *BenchmarkRunReconciler) servedRecheck(gvk schema.GroupVersionKind) bool
 // servedCached answers from the cache (a negative answer only unless recheckMissing) or asks
 // the REST mapper and remembers the answer.
 func (r *BenchmarkRunReconciler) servedCached(gvk schema.GroupVersionKind, recheckMissing bool) bool {
+	served, _ := r.servedErr(gvk, recheckMissing)
+	return served
+}
+
+// servedErr is servedCached with the discovery error: only "no such kind" is an answer (and
+// remembered); a discovery that failed (throttled, timed out, a server error) is returned as
+// an error and not remembered, so a transient failure never reads as "not installed".
+func (r *BenchmarkRunReconciler) servedErr(gvk schema.GroupVersionKind, recheckMissing bool) (bool, error) {
 	c := &r.servedKinds
 	now := time.Now()
 	c.mu.Lock()
 	if a, ok := c.answers[gvk]; ok && now.Sub(a.at) < servedTTL && (a.served || !recheckMissing) {
 		c.mu.Unlock()
-		return a.served
+		return a.served, nil
 	}
 	c.mu.Unlock()
 	_, err := r.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && !meta.IsNoMatchError(err) {
+		return false, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.answers == nil {
 		c.answers = map[schema.GroupVersionKind]servedAnswer{}
 	}
 	c.answers[gvk] = servedAnswer{served: err == nil, at: now}
-	return err == nil
+	return err == nil, nil
 }

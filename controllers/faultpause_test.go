@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -256,6 +257,9 @@ func TestFaultPauseNeverAdded(t *testing.T) {
 	fs := lifecycle.FaultEntry(0, run.Spec.Faults[0])
 	fs.Outcome, fs.Pod, fs.AppliedTime = v1alpha1.FaultApplied, master.Name, &metav1.MicroTime{Time: e.clock.t}
 	rec := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: faultRecordName(run, 0), Namespace: e.ns}, Data: toRecord(&fs)}
+	if err := ctrl.SetControllerReference(run, &rec, scheme); err != nil { // as the manager records it
+		t.Fatal(err)
+	}
 	if err := k8sClient.Create(e.ctx, &rec); err != nil {
 		t.Fatal(err)
 	}

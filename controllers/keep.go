@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +30,23 @@ const annotationKeptFrom = "bench.benchrun.io/kept-from-deleted-run"
 // finalizer goes whatever happened (a deletion is never blocked for good).
 const deletingGrace = 30 * time.Second
 
+// errDeletingGaveUp: no attempt to keep a deleted run's results completed within deletingGrace
+// and collectLastTry after it (the manager stopped during each): the finalizer goes.
+var errDeletingGaveUp = errors.New("no attempt to keep the results completed")
+
+// deletingLastTry: in the last seconds of deletingGrace, a deleted run's collection is the last
+// one (results still unreadable are missing, what was read is kept).
+const deletingLastTry = 10 * time.Second
+
 // collectStopped merges what the runners of the run's observed generation had stored when
 // it was stopped unfinished (a spec change or a deletion): the merge, status results and
 // report of a normal collection, on a copy of the run for that generation. It returns the
 // copy's status (results, partial reasons, report) or nil when the load never started.
-func (r *BenchmarkRunReconciler) collectStopped(ctx context.Context, run *v1alpha1.BenchmarkRun, now metav1.Time) (*v1alpha1.BenchmarkRunStatus, error) {
+//
+// It has the deadline and error handling of a normal collection (collectWithDeadline): an error
+// that may heal is returned to be retried until the deadline, and final makes this attempt the
+// last one (a deleted run whose grace is nearly over).
+func (r *BenchmarkRunReconciler) collectStopped(ctx context.Context, run *v1alpha1.BenchmarkRun, now metav1.Time, final bool) (*v1alpha1.BenchmarkRunStatus, error) {
 	st := run.Status
 	if finished(st.Phase) || st.LoadStartTime == nil || st.Runners == nil || st.ObservedGeneration == 0 {
 		return nil, nil
@@ -41,8 +54,8 @@ func (r *BenchmarkRunReconciler) collectStopped(ctx context.Context, run *v1alph
 	old := run.DeepCopy()
 	old.Generation = st.ObservedGeneration
 	s := r.newStep(old)
-	s.now = now
-	if err := r.collect(ctx, s); err != nil {
+	s.now, s.final = now, final
+	if err := r.collectWithDeadline(ctx, s); err != nil {
 		return nil, err
 	}
 	return &old.Status, nil
@@ -83,7 +96,10 @@ func (r *BenchmarkRunReconciler) deleting(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{}, err
 	}
 	now := s.now
-	kept, err := r.keepDeletedResults(ctx, run, now)
+	kept, err := "", errDeletingGaveUp
+	if now.Sub(run.DeletionTimestamp.Time) < deletingGrace+collectLastTry { // past it, attempts kept crashing: read nothing
+		kept, err = r.keepDeletedResults(ctx, run, now)
+	}
 	terminating := kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) // nothing can be created there any more
 	if err != nil && !terminating && now.Sub(run.DeletionTimestamp.Time) < deletingGrace {
 		return ctrl.Result{}, err
@@ -102,7 +118,8 @@ func (r *BenchmarkRunReconciler) deleting(ctx context.Context, run *v1alpha1.Ben
 // without owner (named after the run's UID, so a new run of the same name never overwrites
 // it). It returns that ConfigMap's name, "" when there was nothing to keep.
 func (r *BenchmarkRunReconciler) keepDeletedResults(ctx context.Context, run *v1alpha1.BenchmarkRun, now metav1.Time) (string, error) {
-	st, err := r.collectStopped(ctx, run, now)
+	final := now.Sub(run.DeletionTimestamp.Time) >= deletingGrace-deletingLastTry
+	st, err := r.collectStopped(ctx, run, now, final)
 	if err != nil || st == nil || st.Report == nil {
 		return "", err
 	}

@@ -46,6 +46,11 @@ func TestSpecEditMidRunKeepsResults(t *testing.T) {
 	if !e.exists(&report, h.Report.ConfigMapName) || !strings.Contains(report.Data["report.md"], "PARTIAL RESULTS") {
 		t.Fatalf("superseded generation's report: %v", report.Data["report.md"])
 	}
+	// The new generation's first step deletes them, once the history record is stored.
+	if !e.exists(&corev1.ConfigMap{}, oldResult) {
+		t.Fatal("superseded runner ConfigMaps deleted before the status patch that stores their history record")
+	}
+	e.reconcile(run.Name)
 	if e.exists(&corev1.ConfigMap{}, oldResult) || e.exists(&corev1.ConfigMap{}, runner.StateName(prefix(run, 1), 0)) {
 		t.Fatal("superseded runner ConfigMaps not cleaned up")
 	}

@@ -1,7 +1,9 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -45,16 +47,74 @@ func reportName(run *v1alpha1.BenchmarkRun, generation int64) string {
 	return prefix(run, generation) + "-report"
 }
 
-// create creates obj owned by run; an object that already exists is left as it is (objects
-// belong to one generation and are never changed).
+// create creates obj owned by run; an object of this run that already exists is left as it
+// is (objects belong to one generation and are never changed). One left by an earlier run of
+// the same name (deleted and applied again before the garbage collector took its objects) is
+// never adopted: it is deleted (UID precondition) and errForeign returned, to retry.
 func (r *BenchmarkRunReconciler) create(ctx context.Context, run *v1alpha1.BenchmarkRun, obj client.Object) error {
 	if err := controllerutil.SetControllerReference(run, obj, r.Scheme); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, obj); err != nil && !kerrors.IsAlreadyExists(err) {
+	err := r.Create(ctx, obj)
+	if err == nil {
+		return nil
+	}
+	if !kerrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 	}
-	return nil
+	existing, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("creating %T %s: not an object", obj, obj.GetName())
+	}
+	if err := r.uncached().Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		return fmt.Errorf("reading %T %s: %w", obj, obj.GetName(), err)
+	}
+	if ownedBy(existing, run) {
+		return nil
+	}
+	return r.removeForeign(ctx, run, existing)
+}
+
+// createAll creates every object of objs (create); objects of an earlier run found under
+// their names are all removed in this one pass, and errForeign returned at the end.
+func (r *BenchmarkRunReconciler) createAll(ctx context.Context, run *v1alpha1.BenchmarkRun, objs []client.Object) error {
+	var foreign error
+	for _, obj := range objs {
+		err := r.create(ctx, run, obj)
+		if errors.Is(err, errForeign) {
+			foreign = cmp.Or(foreign, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return foreign
+}
+
+// errForeign marks an object found under a name of this run that belongs to an earlier run
+// of the same name (or to no run): it is not read as this run's, and the step is retried
+// once it is gone.
+var errForeign = errors.New("object of an earlier run of the same name (waiting for it to be deleted)")
+
+// ownedBy tells whether obj is controlled by this very run (its UID, not only its name).
+func ownedBy(obj client.Object, run *v1alpha1.BenchmarkRun) bool {
+	return metav1.IsControlledBy(obj, run)
+}
+
+// removeForeign deletes obj, found under a name of run but not controlled by it, when it is
+// controlled by an earlier BenchmarkRun of the same name (a UID precondition: never a newer
+// object of the same name), and returns errForeign. An object no run controls is left alone.
+func (r *BenchmarkRunReconciler) removeForeign(ctx context.Context, run *v1alpha1.BenchmarkRun, obj client.Object) error {
+	ref := metav1.GetControllerOf(obj)
+	if ref != nil && ref.Kind == "BenchmarkRun" && ref.Name == run.Name && ref.UID != run.UID && obj.GetDeletionTimestamp() == nil {
+		uid := obj.GetUID()
+		err := r.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !kerrors.IsNotFound(err) && !kerrors.IsConflict(err) {
+			return fmt.Errorf("deleting %s of an earlier run: %w", obj.GetName(), err)
+		}
+	}
+	return fmt.Errorf("%s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), errForeign)
 }
 
 // deleteGeneration deletes the objects of one generation of a run, except the report
@@ -122,7 +182,8 @@ func (r *BenchmarkRunReconciler) operatorInstalled() bool {
 }
 
 // operatorInstalledNow is operatorInstalled, asking again when the remembered answer is "not
-// installed": a new generation's target must see an operator installed a moment ago.
-func (r *BenchmarkRunReconciler) operatorInstalledNow() bool {
-	return r.servedRecheck(target.OperatorGroupVersion.WithKind("Redis"))
+// installed": a new generation's target must see an operator installed a moment ago. A
+// discovery that failed is an error (to retry), never "not installed".
+func (r *BenchmarkRunReconciler) operatorInstalledNow() (bool, error) {
+	return r.servedErr(target.OperatorGroupVersion.WithKind("Redis"), true)
 }

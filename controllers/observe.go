@@ -11,8 +11,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/runner"
 )
@@ -53,16 +55,20 @@ func (r *BenchmarkRunReconciler) observeRunners(ctx context.Context, s *step) (*
 	obs := &observation{states: make([]runner.State, n), configs: make([]*corev1.ConfigMap, n), failed: map[int]string{}, waiting: map[int]string{}}
 	var first, last time.Time
 	for i := 0; i < n; i++ {
-		var cm corev1.ConfigMap
-		if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: runner.StateName(p, i)}, &cm); err != nil {
-			if kerrors.IsNotFound(err) {
-				obs.failed[i] = "state ConfigMap deleted"
-				continue
-			}
+		cm, err := r.stateConfigMap(ctx, run, runner.StateName(p, i))
+		if err != nil {
 			return nil, err
 		}
-		st := runner.ParseState(&cm, i)
-		obs.states[i], obs.configs[i] = st, &cm
+		if cm == nil {
+			obs.failed[i] = "state ConfigMap deleted"
+			continue
+		}
+		if !ownedBy(cm, run) { // an earlier run's, not yet collected by the garbage collector
+			obs.waiting[i] = "state ConfigMap of an earlier run of the same name not deleted yet"
+			continue
+		}
+		st := runner.ParseState(cm, i)
+		obs.states[i], obs.configs[i] = st, cm
 		switch st.State {
 		case runner.StateReady:
 			obs.ready++
@@ -97,6 +103,14 @@ func (r *BenchmarkRunReconciler) observeRunners(ctx context.Context, s *step) (*
 func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step, obs *observation) error {
 	run := s.run
 	finishedOK := func(i int) bool { return i < 0 || i >= len(obs.states) || obs.states[i].State == runner.StateDone }
+	var job batchv1.Job
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: runner.JobName(prefix(run, run.Generation))}, &job)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return err
+	}
+	if err != nil || !ownedBy(&job, run) {
+		job = batchv1.Job{} // none, or an earlier run's: neither its indexes nor its pods are this run's
+	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runLabels(run, run.Generation)),
 		client.MatchingLabels{naming.LabelRunnerSet: prefix(run, run.Generation)}); err != nil {
@@ -108,6 +122,9 @@ func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step,
 		if err != nil || finishedOK(idx) {
 			continue
 		}
+		if ref := metav1.GetControllerOf(pod); ref != nil && ref.UID != job.UID {
+			continue // a pod of an earlier run's Job
+		}
 		if _, known := obs.failed[idx]; known {
 			continue
 		}
@@ -117,14 +134,6 @@ func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step,
 			obs.waiting[idx] = why
 		}
 	}
-	var job batchv1.Job
-	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: runner.JobName(prefix(run, run.Generation))}, &job)
-	if kerrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	if job.Status.FailedIndexes != nil {
 		for _, idx := range parseIndexes(*job.Status.FailedIndexes) {
 			if _, known := obs.failed[idx]; !known && !finishedOK(idx) {
@@ -133,6 +142,25 @@ func (r *BenchmarkRunReconciler) observeRunnerPods(ctx context.Context, s *step,
 		}
 	}
 	return nil
+}
+
+// stateConfigMap reads a runner state ConfigMap from the cache; one the cache does not hold
+// yet (created a moment ago) is read from the API server before it counts as deleted. nil:
+// there is none.
+func (r *BenchmarkRunReconciler) stateConfigMap(ctx context.Context, run *v1alpha1.BenchmarkRun, name string) (*corev1.ConfigMap, error) {
+	var cm corev1.ConfigMap
+	key := client.ObjectKey{Namespace: run.Namespace, Name: name}
+	err := r.Get(ctx, key, &cm)
+	if kerrors.IsNotFound(err) {
+		err = r.uncached().Get(ctx, key, &cm)
+	}
+	if kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &cm, nil
 }
 
 // podFailure says why a runner pod failed, or "" when it did not.

@@ -17,9 +17,6 @@ import (
 // timeouts.targetReady fails the run.
 func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready bool, err error) {
 	run, st := s.run, &s.run.Status
-	if ok, err := r.resolveBaseline(ctx, s); !ok || err != nil {
-		return false, err
-	}
 	t, err := r.buildTarget(run)
 	if err != nil {
 		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
@@ -43,13 +40,14 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 			return false, err
 		}
 		staged, _ := t.(target.Staged)
+		now := make([]client.Object, 0, len(objs))
 		for _, obj := range objs {
-			if staged != nil && staged.Deferred(obj) {
-				continue
+			if staged == nil || !staged.Deferred(obj) {
+				now = append(now, obj)
 			}
-			if err := r.create(ctx, run, obj); err != nil {
-				return false, err
-			}
+		}
+		if err := r.createAll(ctx, run, now); err != nil {
+			return false, err
 		}
 		st.Target.Endpoints = t.Endpoints()
 		s.setPhase(v1alpha1.PhaseProvisioning, "Provisioning", "deploying the %s target (%s): %d objects", t.Kind(), t.Provider(), len(objs))
@@ -117,7 +115,7 @@ func (r *BenchmarkRunReconciler) createDeferred(ctx context.Context, run *v1alph
 		return err
 	}
 	for _, obj := range deferred {
-		if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); err == nil {
+		if got := obj.DeepCopyObject().(client.Object); r.Get(ctx, client.ObjectKeyFromObject(obj), got) == nil && ownedBy(got, run) {
 			continue // created by an earlier reconcile
 		}
 		if err := r.create(ctx, run, obj); err != nil {

@@ -82,7 +82,7 @@ func (r *BenchmarkRunReconciler) poolTurn(ctx context.Context, s *step) (bool, e
 		}
 		all = all && holders[i] == mine
 	}
-	if all { // held since an earlier step (its patch failed, or it waits for its baseline)
+	if all { // held since an earlier step (its patch failed)
 		if phase == v1alpha1.PhaseQueued {
 			r.leaveQueue(s, keys)
 		}

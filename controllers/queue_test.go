@@ -374,3 +374,32 @@ func TestPoolPriority(t *testing.T) {
 		t.Fatalf("old: %s %+v", e.get("old").Status.Phase, c)
 	}
 }
+
+// TestBaselineWaitHoldsNoPool: a run waiting for its baseline does not hold its load pool
+// meanwhile, so a baseline on the same pool, created after it, takes the pool and runs (it
+// used to queue behind the run that waited for it: both waited for ever).
+func TestBaselineWaitHoldsNoPool(t *testing.T) {
+	e := newEnv(t)
+	base := e.create(e.poolRun("base", "p"))
+	cand := e.poolRun("cand", "p")
+	cand.Spec.Baseline = &v1alpha1.BaselineSpec{Name: base.Name}
+	e.create(cand)
+	e.reconcile(cand.Name) // accepts the generation
+	e.reconcile(cand.Name) // the baseline has not finished: waits
+	if c := meta.FindStatusCondition(e.get(cand.Name).Status.Conditions, v1alpha1.ConditionBaselineResolved); c == nil || c.Reason != reasonWaiting {
+		t.Fatalf("candidate not waiting for its baseline: %+v", c)
+	}
+	for range 12 {
+		e.advance(base.Name)
+		e.reconcile(cand.Name)
+	}
+	if p := e.get(base.Name).Status.Phase; p != v1alpha1.PhaseSucceeded {
+		t.Fatalf("the baseline queued behind the run waiting for it: phase %s", p)
+	}
+	for range 12 {
+		e.advance(cand.Name)
+	}
+	if run := e.get(cand.Name); run.Status.Phase != v1alpha1.PhaseSucceeded || run.Status.Baseline == nil || run.Status.Baseline.Name != "base" {
+		t.Fatalf("candidate: phase %s baseline %+v", run.Status.Phase, run.Status.Baseline)
+	}
+}

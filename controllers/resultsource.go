@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,7 @@ import (
 func (r *BenchmarkRunReconciler) fetchResult(ctx context.Context, run *v1alpha1.BenchmarkRun, generation int64, i int, state *corev1.ConfigMap) (*results.Document, error) {
 	if state != nil {
 		if _, inState := state.BinaryData[runner.KeyResult]; inState {
-			return runner.DecodeResult(state)
+			return decoded(runner.DecodeResult(state))
 		}
 	}
 	var cm corev1.ConfigMap
@@ -28,5 +29,20 @@ func (r *BenchmarkRunReconciler) fetchResult(ctx context.Context, run *v1alpha1.
 	if err := r.uncached().Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &cm); err != nil {
 		return nil, fmt.Errorf("runner %d: reading result ConfigMap %s: %w", i, name, err)
 	}
-	return runner.DecodeResult(&cm)
+	if !ownedBy(&cm, run) {
+		return nil, fmt.Errorf("runner %d: result ConfigMap %s: %w", i, name, errForeign)
+	}
+	return decoded(runner.DecodeResult(&cm))
+}
+
+// errInvalidDocument marks a stored result document that cannot be decoded: retrying cannot
+// heal it, the runner's result is missing.
+var errInvalidDocument = errors.New("invalid result document")
+
+// decoded marks a decoding error as errInvalidDocument.
+func decoded(doc *results.Document, err error) (*results.Document, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalidDocument, err)
+	}
+	return doc, nil
 }

@@ -79,10 +79,8 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 	job := runner.Job(o)
 	job.Spec.Template.Annotations = map[string]string{annotationRun: run.Name}
 	objs = append(objs, job)
-	for _, obj := range objs {
-		if err := r.create(ctx, run, obj); err != nil {
-			return err
-		}
+	if err := r.createAll(ctx, run, objs); err != nil {
+		return err
 	}
 	s.setPhase(v1alpha1.PhaseStarting, "RunnersCreated", "%d runners created; the load starts when every runner is ready", n)
 	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, "waiting for runners")
@@ -100,6 +98,11 @@ func (r *BenchmarkRunReconciler) startDelay() time.Duration {
 // startRunners waits until every runner is at the barrier, then releases it with a start
 // time a few seconds ahead (→ Running). A runner failing before the start fails the run.
 func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) error {
+	// stop.go: released by a step whose status patch was lost: the load runs, and a runner that
+	// stored its partial document since failed during the load, not before it.
+	if err := r.catchUpRelease(ctx, s); err != nil || s.run.Status.Phase == v1alpha1.PhaseRunning {
+		return err
+	}
 	obs, err := r.observeRunners(ctx, s)
 	if err != nil {
 		return err
@@ -142,6 +145,9 @@ func (r *BenchmarkRunReconciler) releaseBarrier(ctx context.Context, s *step) (t
 	key := client.ObjectKey{Namespace: s.run.Namespace, Name: runner.BarrierName(prefix(s.run, s.run.Generation))}
 	if err := r.Get(ctx, key, &b); err != nil {
 		return time.Time{}, err
+	}
+	if !ownedBy(&b, s.run) { // an earlier run's barrier: never its start time
+		return time.Time{}, r.removeForeign(ctx, s.run, &b)
 	}
 	if t, err := time.Parse(time.RFC3339Nano, b.Data[runner.KeyStartAt]); err == nil {
 		return t, nil

@@ -52,6 +52,9 @@ type step struct {
 	now    metav1.Time
 	events []event
 	wake   time.Time // when the next fault is due (faults.go); zero: none
+	// final: the collect deadline has passed; errors that may heal make a runner's result
+	// missing instead of being retried (collectdeadline.go).
+	final bool
 }
 
 // newStep starts a reconcile step.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,9 @@ const reasonStopping = "Stopping"
 // with reason Stopping, kept in the status, so a restarted manager waits no longer).
 func (r *BenchmarkRunReconciler) stopRunners(ctx context.Context, s *step, why string) (wait bool, err error) {
 	run, st := s.run, &s.run.Status
+	if err := r.catchUpRelease(ctx, s); err != nil {
+		return false, err
+	}
 	if st.Phase != v1alpha1.PhaseRunning || st.Runners == nil || st.ObservedGeneration == 0 {
 		return false, nil // no load running: nothing more will be stored
 	}
@@ -58,4 +62,29 @@ func (r *BenchmarkRunReconciler) stopRunners(ctx context.Context, s *step, why s
 		fmt.Sprintf("%s: %d/%d runners finished; the others are stopped and have up to %s to store what they measured",
 			why, obs.done+len(obs.failed), st.Runners.Desired, stopWait))
 	return true, nil
+}
+
+// catchUpRelease moves a Starting generation whose barrier was released already (the step that
+// released it was cut before its status patch: a manager killed, an answer lost) to Running,
+// with the barrier's start time: its runners are loading, and a generation stopped now must
+// be stopped and collected as a running one, not have its objects deleted under them.
+func (r *BenchmarkRunReconciler) catchUpRelease(ctx context.Context, s *step) error {
+	run, st := s.run, &s.run.Status
+	if st.Phase != v1alpha1.PhaseStarting || st.ObservedGeneration == 0 || st.Runners == nil {
+		return nil
+	}
+	var b corev1.ConfigMap
+	key := client.ObjectKey{Namespace: run.Namespace, Name: runner.BarrierName(prefix(run, st.ObservedGeneration))}
+	if err := r.uncached().Get(ctx, key, &b); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	startAt, err := time.Parse(time.RFC3339Nano, b.Data[runner.KeyStartAt])
+	if err != nil || !ownedBy(&b, run) {
+		return nil // not released (or an earlier run's): no load runs
+	}
+	st.LoadStartTime = &metav1.Time{Time: startAt}
+	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("%d runners ready; load starts at %s",
+		st.Runners.Desired, startAt.Format(time.RFC3339Nano)))
+	s.setPhase(v1alpha1.PhaseRunning, "LoadStarted", "barrier released: runners started at %s", startAt.Format(time.RFC3339Nano))
+	return nil
 }

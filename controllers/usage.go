@@ -136,6 +136,9 @@ func (r *BenchmarkRunReconciler) loadUsage(ctx context.Context, run *v1alpha1.Be
 	if err != nil {
 		return nil, err
 	}
+	if !ownedBy(u.cm, run) { // an earlier run's samples: never this run's figures
+		return nil, r.removeForeign(ctx, run, u.cm)
+	}
 	u.Store = usage.Decode(u.cm.Data)
 	return u, nil
 }
