@@ -36,12 +36,12 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 	s.setCondition(v1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reasonWaiting, "the run has not finished")
 	t, err := target.New(&run.Spec.Target, r.targetOptions(run, r.operatorInstalledNow()))
 	if err != nil {
-		s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted", run.Generation)
-		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
+		s.setPhase(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "generation %d accepted", run.Generation)
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonInvalidTarget, err.Error())
 		return nil
 	}
 	st.Target = &v1alpha1.TargetStatus{Kind: t.Kind(), Provider: t.Provider()}
-	s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted: %s target (%s), %d scenarios, %d runners",
+	s.setPhase(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "generation %d accepted: %s target (%s), %d scenarios, %d runners",
 		run.Generation, t.Kind(), t.Provider(), st.Scenarios, st.Runners.Desired)
 	return nil
 }
@@ -62,7 +62,7 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 			rec.Results, rec.Report, rec.Partial, rec.Verdict = collected.Results, collected.Report, true, collected.Verdict
 		}
 		rec.Phase, rec.CompletionTime = v1alpha1.PhaseFailed, &s.now
-		s.event(corev1.EventTypeWarning, "Superseded", "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)
+		s.event(corev1.EventTypeWarning, v1alpha1.ReasonSuperseded, "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)
 	}
 	st.History = append([]v1alpha1.RunRecord{rec}, st.History...)
 	for _, dropped := range st.History[min(len(st.History), maxHistory):] {
@@ -79,7 +79,7 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	if _, err := r.deleteGeneration(ctx, run, rec.Generation, false); err != nil {
 		return err
 	}
-	s.event(corev1.EventTypeNormal, "Archived", "generation %d (%s) moved to status.history; starting generation %d",
+	s.event(corev1.EventTypeNormal, v1alpha1.ReasonArchived, "generation %d (%s) moved to status.history; starting generation %d",
 		rec.Generation, rec.Phase, run.Generation)
 	return nil
 }
