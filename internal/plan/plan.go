@@ -423,38 +423,52 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 	return k.Wire(t, endpoints)
 }
 
-// checkTarget fails early when a scenario has nowhere to connect (e.g. endpoints not known yet).
+// checkTarget fails early when a scenario has nowhere to connect (e.g. endpoints not known
+// yet): the address its type's descriptor names (workload.Descriptor.Address).
 func checkTarget(spec Spec, t Target) error {
 	for _, s := range spec.Scenarios {
-		switch {
-		case s.Type == string(v1alpha1.ScenarioScript):
-			// a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
-		case strings.HasPrefix(s.Type, "tcp."):
-			if t.TCP == nil || len(t.TCP.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs a TCP endpoint and the target has none", s.Name)
-			}
-		case s.Type == string(v1alpha1.ScenarioHTTP):
-			if t.HTTP == nil || len(t.HTTP.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs an HTTP endpoint and the target has none", s.Name)
-			}
-		case s.Type == string(v1alpha1.ScenarioGRPC):
-			if t.GRPC == nil || len(t.GRPC.Addrs) == 0 || s.GRPC == nil {
+		d, _ := workload.Of(s.Type)
+		if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
+			return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
+		}
+		var addrs []string
+		var need string
+		switch d.Address {
+		case workload.AddressAny:
+			continue // a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
+		case workload.AddressTCP:
+			addrs, need = streamAddrs(t.TCP), "a TCP endpoint"
+		case workload.AddressHTTP:
+			addrs, need = streamAddrs(t.HTTP), "an HTTP endpoint"
+		case workload.AddressGRPC:
+			if s.GRPC == nil {
 				return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
 			}
-		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
-			if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
-				return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
+			addrs, need = streamAddrs(t.GRPC), "a gRPC endpoint"
+		case workload.AddressHeTu:
+			if t.HeTu != nil {
+				addrs = t.HeTu.Addrs
 			}
-			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
-			}
+			need = "a HeTu endpoint"
 		default:
-			if t.Redis == nil || len(t.Redis.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs a Redis endpoint and the target has none", s.Name)
+			if t.Redis != nil {
+				addrs = t.Redis.Addrs
 			}
+			need = "a Redis endpoint"
+		}
+		if len(addrs) == 0 {
+			return fmt.Errorf("plan: scenario %q needs %s and the target has none", s.Name, need)
 		}
 	}
 	return nil
+}
+
+// streamAddrs are the addresses of a TCP, HTTP or gRPC endpoint (none when it is nil).
+func streamAddrs(t *TCPTarget) []string {
+	if t == nil {
+		return nil
+	}
+	return t.Addrs
 }
 
 func orDefault(s, def string) string {
