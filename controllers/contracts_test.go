@@ -171,3 +171,38 @@ func TestArgoCDHealthNamesConstants(t *testing.T) {
 	sort.Strings(types)
 	t.Logf("health.lua: condition types %v, reasons %v", types, named)
 }
+
+// TestTroubleshootingNamesConstants: every reason the troubleshooting page's tables name (first
+// column) and every condition (second column of the four-column tables) is a constant of
+// api/v1alpha1/conditions.go.
+func TestTroubleshootingNamesConstants(t *testing.T) {
+	conditions, reasons := contractConsts(t)
+	page, err := os.ReadFile(filepath.Join("..", "docs", "operations", "troubleshooting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(page), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.Contains(cells[1], "`") {
+			continue
+		}
+		for _, m := range regexp.MustCompile("`([A-Za-z]+)`").FindAllStringSubmatch(cells[1], -1) {
+			n++
+			if _, ok := reasons[m[1]]; !ok {
+				t.Errorf("troubleshooting.md names reason %q: not a Reason* constant", m[1])
+			}
+		}
+		if len(cells) < 6 {
+			continue // the Events table: reason and meaning
+		}
+		for _, m := range regexp.MustCompile("`([A-Za-z]+)`").FindAllStringSubmatch(cells[2], -1) {
+			if _, ok := conditions[m[1]]; !ok {
+				t.Errorf("troubleshooting.md names condition %q: not a Condition* constant", m[1])
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("troubleshooting.md: only %d reasons found in its tables", n)
+	}
+}
