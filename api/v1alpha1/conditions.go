@@ -3,7 +3,8 @@ package v1alpha1
 // This file is the one home of the condition types and reasons a BenchmarkRun reports in
 // status.conditions and in its Events (Argo CD's health check, kubectl wait and users match on
 // them). The operator passes only these constants (controllers/contracts_test.go checks it);
-// docs/reference/api.md lists them (`make docs-api`).
+// docs/reference/api.md lists them (`make docs-api`). A condition that changes also emits an
+// Event whose reason is its type followed by its reason (TargetReadyTimeout).
 
 // Condition types set on a BenchmarkRun (status.conditions[].type).
 const (

@@ -27,7 +27,9 @@ func main() {
 	fmt.Print("\n## Condition types and reasons\n\n")
 	fmt.Print("The values of `status.conditions[].type` and `.reason` and of the run's Event reasons, from\n")
 	fmt.Print("`api/v1alpha1/conditions.go` (Go constants `v1alpha1.Condition*` and `v1alpha1.Reason*`):\n")
-	fmt.Print("match on these in Argo CD health checks, `kubectl wait` and alerts.\n")
+	fmt.Print("match on these in Argo CD health checks, `kubectl wait` and alerts. A condition that becomes True, or False\n")
+	fmt.Print("with a reason other than `Waiting`, emits an Event whose reason is its type followed by its reason (e.g.\n")
+	fmt.Print("`TargetReadyTimeout`), except `Succeeded`: the phase Event (reason: the run's outcome) reports it.\n")
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
 		if !ok || g.Tok != token.CONST || g.Doc == nil {
