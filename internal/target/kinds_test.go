@@ -19,6 +19,8 @@ func kindSpecs() []v1alpha1.TargetSpec {
 		{HeTu: &v1alpha1.HeTuTarget{Workers: 1, Port: 2466, Backend: v1alpha1.HeTuBackend{Redis: &v1alpha1.RedisTarget{Mode: v1alpha1.RedisHA}}}},
 		{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalRedis, Addresses: []string{"r:6379"}, ReadAddresses: []string{"r2:6379"}}},
 		{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalHeTu, Addresses: []string{"h:2466"}}},
+		{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalTCP, Addresses: []string{"e:7"}}},
+		{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalGRPC, Addresses: []string{"g:50051"}}},
 		{Custom: custom},
 	}
 }
@@ -59,7 +61,8 @@ func TestKindsOneHome(t *testing.T) {
 		}
 		addrs, _ := k.Wire(&spec, tg.Endpoints())
 		dry, _ := k.Wire(&spec, DryRunEndpoints(&spec))
-		if (addrs.Redis == nil) != (dry.Redis == nil) || (addrs.HeTu == nil) != (dry.HeTu == nil) || (addrs.TCP == nil) != (dry.TCP == nil) {
+		if (addrs.Redis == nil) != (dry.Redis == nil) || (addrs.HeTu == nil) != (dry.HeTu == nil) || (addrs.TCP == nil) != (dry.TCP == nil) ||
+			(addrs.GRPC == nil) != (dry.GRPC == nil) {
 			t.Errorf("%s: the dry run wires %+v, the real endpoints %+v", k.Field, dry, addrs)
 		}
 	}
