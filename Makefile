@@ -13,7 +13,7 @@ export BENCHRUN_CACHE ?= $(HOME)/.cache/benchrun
 export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
-# Pinned tool versions (see ../shared/notes/toolchain.md for what the proxy serves).
+# Pinned tool versions (each one a version the Go module proxy serves; hack/install-tool.sh builds it).
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0

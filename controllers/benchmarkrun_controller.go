@@ -1,17 +1,26 @@
 // Package controllers reconciles BenchmarkRuns. The reconcile in this file reads like the
 // lifecycle; each phase or concern has its own file:
 //
-//	generation.go  accept a generation; a spec change archives the previous run in history
-//	queue.go       Queued: a run on a load pool waits until it holds the pool
-//	provision.go   Pending/Provisioning: deploy the target, wait until it is ready
-//	start.go       Starting: runner objects, start barrier released when all are ready
-//	watch.go       Running: runner states, failures, start skew
-//	collect.go     Collecting: merge the stored result documents, report ConfigMap
-//	finish.go      Succeeded/Failed
-//	cleanup.go     cleanup policy and ttlSecondsAfterFinished
-//	resources.go   CPU/memory per role (metrics.k8s.io, runners' cgroup stats)
-//	kubelet.go     the same from the kubelets' /metrics/resource without metrics.k8s.io
-//	status.go      conditions, events, status patch with optimistic locking
+//	generation.go      accept a generation; a spec change archives the previous run in history
+//	stop.go, keep.go   stop the runners of an edited or deleted run; keep a deleted run's results
+//	queue.go           Queued: a run waits for its load pool or external target (queuekeys.go: the keys)
+//	verdict.go         baseline resolution; thresholds and the verdict once collected
+//	provision.go       Pending/Provisioning: deploy the target, wait until it is ready
+//	                   (hetuapp.go, netpol.go, targetfailure.go, events.go: why it is not ready)
+//	start.go           Starting: runner objects, start barrier released when all are ready
+//	watch.go           Running: runner states (observe.go), failures (stuck.go), run timeout
+//	faults.go          the fault timeline (faultpause.go, faultmeasure.go)
+//	liveabort.go       live progress in status.live, live abortOnFail thresholds
+//	collect.go         Collecting: merge the stored result documents (resultsource.go,
+//	                   collect_open.go, collectdeadline.go), report ConfigMaps (reportsize.go)
+//	finish.go          Succeeded/Failed
+//	cleanup.go         cleanup policy and ttlSecondsAfterFinished (objects.go: what a run owns)
+//	usage.go           CPU/memory per role (metrics.k8s.io, kubelets, runners' cgroups; liveusage.go)
+//	metrics.go         the manager's Prometheus metrics of runs
+//	status.go          conditions, Events, status patch with optimistic locking (statusbudget.go)
+//	discovery.go, cachefallback.go  which APIs are served; cache reads with an API fallback
+//
+// Condition types and reasons are the constants of api/v1alpha1/conditions.go (contracts_test.go).
 package controllers
 
 import (

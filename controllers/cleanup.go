@@ -25,7 +25,7 @@ func (r *BenchmarkRunReconciler) afterFinish(ctx context.Context, s *step) (ctrl
 			return ctrl.Result{}, err
 		}
 		if n > 0 {
-			s.event(corev1.EventTypeNormal, "CleanedUp", "deleted %d target and runner objects (policy %s); results kept", n, policy(run))
+			s.event(corev1.EventTypeNormal, v1alpha1.ReasonCleanedUp, "deleted %d target and runner objects (policy %s); results kept", n, policy(run))
 		}
 	}
 	if run.Status.LoadStartTime == nil {
@@ -40,7 +40,7 @@ func (r *BenchmarkRunReconciler) afterFinish(ctx context.Context, s *step) (ctrl
 	if ttl := run.Spec.Cleanup.TTLSecondsAfterFinished; ttl != nil && run.Status.CompletionTime != nil {
 		left := run.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(r.now())
 		if left <= 0 {
-			r.Recorder.Eventf(run, corev1.EventTypeNormal, "Expired", "deleting the run %ds after it finished", *ttl)
+			r.Recorder.Eventf(run, corev1.EventTypeNormal, v1alpha1.ReasonExpired, "deleting the run %ds after it finished", *ttl)
 			return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy("Background")))
 		}
 		res.RequeueAfter = left

@@ -51,9 +51,9 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		return retry
 	}
 	if err != nil {
-		reason := "MergeFailed"
+		reason := v1alpha1.ReasonMergeFailed
 		if errors.Is(err, lifecycle.ErrNoResults) {
-			reason = "NoResults"
+			reason = v1alpha1.ReasonNoResults
 		}
 		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, reason, err.Error())
 		r.finish(s, v1alpha1.PhaseFailed, reason, err.Error())
@@ -76,15 +76,15 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 	if len(st.Report.Parts) > 0 {
 		msg += fmt.Sprintf(" (per-minute series in %s)", strings.Join(st.Report.Parts, ", "))
 	}
-	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Merged", msg)
+	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, v1alpha1.ReasonMerged, msg)
 	if failedThresholds {
 		return nil
 	}
 	if s.condition(v1alpha1.ConditionLoadComplete) && !sum.Partial {
-		r.finish(s, v1alpha1.PhaseSucceeded, "Succeeded", fmt.Sprintf("%d scenarios, best %s", len(st.Results), st.BestCPS))
+		r.finish(s, v1alpha1.PhaseSucceeded, v1alpha1.ReasonSucceeded, fmt.Sprintf("%d scenarios, best %s", len(st.Results), st.BestCPS))
 		return nil
 	}
-	reason, msg := "PartialResults", "results are partial: "+strings.Join(st.PartialReasons, "; ")
+	reason, msg := v1alpha1.ReasonPartialResults, "results are partial: "+strings.Join(st.PartialReasons, "; ")
 	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionLoadComplete); c != nil && c.Status == metav1.ConditionFalse {
 		reason, msg = c.Reason, c.Message+"; partial results kept"
 	}

@@ -55,7 +55,7 @@ func transient(err error) bool {
 // enterCollecting moves the run to Collecting and starts the collect deadline (the
 // ResultsCollected condition turns Unknown at that instant).
 func (s *step) enterCollecting(reason, format string, args ...any) {
-	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionUnknown, "Collecting", "merging the runners' results")
+	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionUnknown, v1alpha1.ReasonCollecting, "merging the runners' results")
 	s.setPhase(v1alpha1.PhaseCollecting, reason, format, args...)
 }
 
@@ -102,16 +102,16 @@ func (r *BenchmarkRunReconciler) collectFailed(s *step, err error) error {
 	}
 	msg := boundMessage(err.Error())
 	if permanent(err) {
-		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "CollectRejected", msg)
-		r.finish(s, v1alpha1.PhaseFailed, "CollectRejected", "the results could not be stored: "+msg)
+		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonCollectRejected, msg)
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonCollectRejected, "the results could not be stored: "+msg)
 		return nil
 	}
 	if !s.final && s.now.Sub(collectSince(s)) < collectTimeout {
 		return err
 	}
 	msg = fmt.Sprintf("could not collect within %s: %s", collectTimeout, msg)
-	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "CollectTimeout", msg)
-	r.finish(s, v1alpha1.PhaseFailed, "CollectTimeout", msg)
+	s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonCollectTimeout, msg)
+	r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonCollectTimeout, msg)
 	return nil
 }
 

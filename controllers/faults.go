@@ -299,11 +299,11 @@ func faultDone(f v1alpha1.Fault, pod string) string {
 // faultEvent queues the Event of an applied or failed fault.
 func (s *step) faultEvent(fs *v1alpha1.FaultStatus) {
 	if fs.Outcome == v1alpha1.FaultApplied {
-		s.event(corev1.EventTypeNormal, "FaultApplied", "fault %d (%s %s at %s in %s): %s, %d ms after its due time",
+		s.event(corev1.EventTypeNormal, v1alpha1.ReasonFaultApplied, "fault %d (%s %s at %s in %s): %s, %d ms after its due time",
 			fs.Index, fs.Action, fs.Role, fs.Offset, fs.Scenario, fs.Message, fs.LateMs)
 		return
 	}
-	s.event(corev1.EventTypeWarning, "FaultFailed", "fault %d (%s %s at %s in %s) not applied: %s",
+	s.event(corev1.EventTypeWarning, v1alpha1.ReasonFaultFailed, "fault %d (%s %s at %s in %s) not applied: %s",
 		fs.Index, fs.Action, fs.Role, fs.Offset, fs.Scenario, fs.Message)
 }
 

@@ -43,8 +43,8 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 	s.setCondition(v1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reasonWaiting, "the run has not finished")
 	t, err := target.New(&run.Spec.Target, r.targetOptions(run, operator))
 	if err != nil {
-		s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted", run.Generation)
-		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
+		s.setPhase(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "generation %d accepted", run.Generation)
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonInvalidTarget, err.Error())
 		if len(st.History) > 0 { // no Pending step follows: the previous generation's objects go now
 			_, err := r.deleteGeneration(ctx, run, st.History[0].Generation, false)
 			return err
@@ -52,7 +52,7 @@ func (r *BenchmarkRunReconciler) acceptGeneration(ctx context.Context, s *step) 
 		return nil
 	}
 	st.Target = &v1alpha1.TargetStatus{Kind: t.Kind(), Provider: t.Provider()}
-	s.setPhase(v1alpha1.PhasePending, "Accepted", "generation %d accepted: %s target (%s), %d scenarios, %d runners",
+	s.setPhase(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "generation %d accepted: %s target (%s), %d scenarios, %d runners",
 		run.Generation, t.Kind(), t.Provider(), st.Scenarios, st.Runners.Desired)
 	return nil
 }
@@ -79,7 +79,7 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 			rec.Results, rec.Report, rec.Partial, rec.Verdict = collected.Results, collected.Report, true, collected.Verdict
 		}
 		rec.Phase, rec.CompletionTime = v1alpha1.PhaseFailed, &s.now
-		s.event(corev1.EventTypeWarning, "Superseded", "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)
+		s.event(corev1.EventTypeWarning, v1alpha1.ReasonSuperseded, "generation %d stopped in phase %s: the spec changed", st.ObservedGeneration, st.Phase)
 	}
 	st.History = append([]v1alpha1.RunRecord{rec}, st.History...)
 	for _, dropped := range st.History[min(len(st.History), maxHistory):] {
@@ -101,7 +101,7 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 			return err
 		}
 	}
-	s.event(corev1.EventTypeNormal, "Archived", "generation %d (%s) moved to status.history; starting generation %d",
+	s.event(corev1.EventTypeNormal, v1alpha1.ReasonArchived, "generation %d (%s) moved to status.history; starting generation %d",
 		rec.Generation, rec.Phase, run.Generation)
 	return nil
 }

@@ -106,9 +106,9 @@ func (r *BenchmarkRunReconciler) deleting(ctx context.Context, run *v1alpha1.Ben
 	}
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "results of the deleted run not kept; deleting it anyway", "grace", deletingGrace)
-		r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsLost", "deleted during the load; its results could not be kept: %v", err)
+		r.Recorder.Eventf(run, corev1.EventTypeWarning, v1alpha1.ReasonResultsLost, "deleted during the load; its results could not be kept: %v", err)
 	} else if kept != "" {
-		r.Recorder.Eventf(run, corev1.EventTypeNormal, "ResultsKept", "deleted during the load; what its runners stored is kept in ConfigMap %s", kept)
+		r.Recorder.Eventf(run, corev1.EventTypeNormal, v1alpha1.ReasonResultsKept, "deleted during the load; what its runners stored is kept in ConfigMap %s", kept)
 	}
 	r.History.Drop(run.Namespace, run.Name)
 	return ctrl.Result{}, r.syncFinalizer(ctx, run)

@@ -19,19 +19,19 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 	run, st := s.run, &s.run.Status
 	t, err := r.buildTarget(run)
 	if err != nil {
-		r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonInvalidTarget, err.Error())
 		return false, nil
 	}
 	if st.Phase == v1alpha1.PhasePending {
 		if msg, err := r.checkHeTuApp(ctx, run); err != nil || msg != "" {
 			if msg != "" {
-				r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", msg)
+				r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonInvalidTarget, msg)
 			}
 			return false, err
 		}
 		objs, err := t.Objects()
 		if err != nil {
-			r.finish(s, v1alpha1.PhaseFailed, "InvalidTarget", err.Error())
+			r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonInvalidTarget, err.Error())
 			return false, nil
 		}
 		sharePIDs(run, t, objs) // faultpause.go: pods a pause fault acts on share their process namespace
@@ -50,7 +50,7 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 			return false, err
 		}
 		st.Target.Endpoints = t.Endpoints()
-		s.setPhase(v1alpha1.PhaseProvisioning, "Provisioning", "deploying the %s target (%s): %d objects", t.Kind(), t.Provider(), len(objs))
+		s.setPhase(v1alpha1.PhaseProvisioning, v1alpha1.ReasonProvisioning, "deploying the %s target (%s): %d objects", t.Kind(), t.Provider(), len(objs))
 		s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, reasonWaiting, "target objects created")
 	}
 	if err := r.createDeferred(ctx, run, t); err != nil {
@@ -65,8 +65,8 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 		if msg, err := r.targetFailure(ctx, t); err != nil {
 			return false, err
 		} else if msg != "" {
-			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "TargetFailed", msg)
-			r.finish(s, v1alpha1.PhaseFailed, "TargetFailed", msg)
+			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, v1alpha1.ReasonTargetFailed, msg)
+			r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonTargetFailed, msg)
 			return false, nil
 		}
 		// Why it is not ready, when Kubernetes said so: e.g. pods rejected by PodSecurity
@@ -77,15 +77,15 @@ func (r *BenchmarkRunReconciler) provision(ctx context.Context, s *step) (ready 
 		timeout := lifecycle.TargetReadyTimeout(run)
 		if s.now.Sub(st.StartTime.Time) >= timeout {
 			msg := fmt.Sprintf("target not ready after %s: %s", timeout, reason)
-			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "Timeout", msg)
-			r.finish(s, v1alpha1.PhaseFailed, "TargetNotReady", msg)
+			s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, v1alpha1.ReasonTimeout, msg)
+			r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonTargetNotReady, msg)
 			return false, nil
 		}
 		s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, reasonWaiting, reason)
 		return false, nil
 	}
 	st.Target.ReadyTime = &s.now
-	s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready",
+	s.setCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, v1alpha1.ReasonReady,
 		fmt.Sprintf("%s target ready after %s", t.Kind(), s.now.Sub(st.StartTime.Time)))
 	return true, nil
 }

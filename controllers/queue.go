@@ -89,7 +89,7 @@ func (r *BenchmarkRunReconciler) poolTurn(ctx context.Context, s *step) (bool, e
 		return true, nil
 	}
 	if phase == v1alpha1.PhasePending {
-		s.setPhase(v1alpha1.PhaseQueued, "Queued", "waiting for %s", describeKeys(keys))
+		s.setPhase(v1alpha1.PhaseQueued, v1alpha1.ReasonQueued, "waiting for %s", describeKeys(keys))
 	}
 	for i, k := range keys {
 		if holders[i] == mine {
@@ -133,8 +133,8 @@ func (r *BenchmarkRunReconciler) stayQueued(s *step, k queueKey, waiting []v1alp
 	run := s.run
 	if since := run.Status.StartTime; since != nil && s.now.Sub(since.Time) >= queueTimeout(run) {
 		msg := fmt.Sprintf("waited %s for %s (timeouts.queued); nothing was provisioned", queueTimeout(run), k.long())
-		quietCondition(s, metav1.ConditionFalse, "QueueTimeout", msg) // the phase Event reports it
-		r.finish(s, v1alpha1.PhaseFailed, "QueueTimeout", msg)
+		quietCondition(s, metav1.ConditionFalse, v1alpha1.ReasonQueueTimeout, msg) // the phase Event reports it
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonQueueTimeout, msg)
 		return
 	}
 	s.setCondition(v1alpha1.ConditionQueued, metav1.ConditionTrue, k.waitReason(), queueMessage(run, k, waiting, holder))
@@ -143,9 +143,9 @@ func (r *BenchmarkRunReconciler) stayQueued(s *step, k queueKey, waiting []v1alp
 // leaveQueue marks a run that holds its keys as no longer queued: back to Pending, which
 // provision moves to Provisioning in this same step, with its start time restarted.
 func (r *BenchmarkRunReconciler) leaveQueue(s *step, keys []queueKey) {
-	reason := "PoolAcquired"
+	reason := v1alpha1.ReasonPoolAcquired
 	if keys[0].kind != keyPool {
-		reason = "TargetAcquired"
+		reason = v1alpha1.ReasonTargetAcquired
 	}
 	quietCondition(s, metav1.ConditionFalse, reason, "holds "+describeKeys(keys))
 	s.event(corev1.EventTypeNormal, reason, "holds %s; provisioning", describeKeys(keys))

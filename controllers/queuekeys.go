@@ -43,9 +43,9 @@ func (k queueKey) long() string {
 // waitReason is the Queued condition's reason while a run waits for the key.
 func (k queueKey) waitReason() string {
 	if k.kind == keyPool {
-		return "WaitingForPool"
+		return v1alpha1.ReasonWaitingForPool
 	}
-	return "WaitingForTarget"
+	return v1alpha1.ReasonWaitingForTarget
 }
 
 // lockName is the key's lock ConfigMap: benchrun-pool-<pool>, or benchrun-target-<the

@@ -48,14 +48,14 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 		return err
 	}
 	if reason != "" {
-		r.finish(s, v1alpha1.PhaseFailed, "ScriptNotFound", reason)
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptNotFound, reason)
 		return nil
 	}
 	for i := range invocations {
 		inv, err := plan.ForRunner(run, run.Status.Target.Endpoints, i, n, plan.WithScripts(scripts),
 			plan.WithRemoteWriteDefault(r.RemoteWriteURL))
 		if err != nil {
-			r.finish(s, v1alpha1.PhaseFailed, "InvalidLoad", err.Error())
+			r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonInvalidLoad, err.Error())
 			return nil
 		}
 		withFaultProbe(run, &inv, i) // faults.go: runner 0 measures failover
@@ -82,7 +82,7 @@ func (r *BenchmarkRunReconciler) createRunners(ctx context.Context, s *step) err
 	if err := r.createAll(ctx, run, objs); err != nil {
 		return err
 	}
-	s.setPhase(v1alpha1.PhaseStarting, "RunnersCreated", "%d runners created; the load starts when every runner is ready", n)
+	s.setPhase(v1alpha1.PhaseStarting, v1alpha1.ReasonRunnersCreated, "%d runners created; the load starts when every runner is ready", n)
 	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, reasonWaiting, "waiting for runners")
 	return nil
 }
@@ -109,8 +109,8 @@ func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) erro
 	}
 	if len(obs.failed) > 0 {
 		msg := "runner failed before the load started: " + obs.failedText()
-		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, "RunnerFailed", msg)
-		r.finish(s, v1alpha1.PhaseFailed, "RunnerFailed", msg)
+		s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, v1alpha1.ReasonRunnerFailed, msg)
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerFailed, msg)
 		return nil
 	}
 	n := int(s.run.Status.Runners.Desired)
@@ -133,8 +133,8 @@ func (r *BenchmarkRunReconciler) startRunners(ctx context.Context, s *step) erro
 		return err
 	}
 	s.run.Status.LoadStartTime = &metav1.Time{Time: startAt}
-	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("%d runners ready; load starts at %s", n, startAt.Format(time.RFC3339Nano)))
-	s.setPhase(v1alpha1.PhaseRunning, "LoadStarted", "barrier released: %d runners start at %s", n, startAt.Format(time.RFC3339Nano))
+	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, v1alpha1.ReasonAllReady, fmt.Sprintf("%d runners ready; load starts at %s", n, startAt.Format(time.RFC3339Nano)))
+	s.setPhase(v1alpha1.PhaseRunning, v1alpha1.ReasonLoadStarted, "barrier released: %d runners start at %s", n, startAt.Format(time.RFC3339Nano))
 	return nil
 }
 

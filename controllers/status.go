@@ -121,14 +121,14 @@ var requeueSoon = ctrl.Result{RequeueAfter: 50 * time.Millisecond}
 // Reasons used by several phases.
 const (
 	// reasonWaiting marks a condition not reached yet (no Event).
-	reasonWaiting = "Waiting"
+	reasonWaiting = v1alpha1.ReasonWaiting
 )
 
 // patchStatus patches the status with optimistic locking (a conflict requeues: the next
 // reconcile starts from the newer object) and emits the step's Events after it succeeded.
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res ctrl.Result) (ctrl.Result, error) {
 	if trimmed := fitStatus(&s.run.Status); len(trimmed) > 0 {
-		s.event(corev1.EventTypeWarning, "StatusTrimmed", "status over %d KiB: dropped %s", maxStatusBytes>>10, strings.Join(trimmed, "; "))
+		s.event(corev1.EventTypeWarning, v1alpha1.ReasonStatusTrimmed, "status over %d KiB: dropped %s", maxStatusBytes>>10, strings.Join(trimmed, "; "))
 	}
 	if len(s.events) == 0 && equality.Semantic.DeepEqual(s.before.Status, s.run.Status) {
 		return res, nil // nothing changed: no write (a poll of a thousand waiting runs costs no API writes)
@@ -162,7 +162,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, s *step, res c
 func (r *BenchmarkRunReconciler) statusRejected(ctx context.Context, s *step, cause error) (ctrl.Result, error) {
 	msg := "the API server refused the run's status: " + boundMessage(cause.Error())
 	f := &step{run: s.before.DeepCopy(), before: s.before, now: s.now}
-	r.finish(f, v1alpha1.PhaseFailed, "StatusRejected", msg)
+	r.finish(f, v1alpha1.PhaseFailed, v1alpha1.ReasonStatusRejected, msg)
 	patch := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})
 	if err := r.Status().Patch(ctx, f.run, patch); err != nil {
 		if kerrors.IsConflict(err) {

@@ -26,7 +26,7 @@ const stopPoll = time.Second
 
 // reasonStopping marks the LoadComplete condition of a generation whose runners were stopped
 // because the run was edited or deleted; its transition time starts stopWait.
-const reasonStopping = "Stopping"
+const reasonStopping = v1alpha1.ReasonStopping
 
 // stopRunners stops the runners of the run's observed generation when it is stopped during its
 // load, and tells whether to wait for them. Their Job is deleted: the pods get SIGTERM, k6 stops

@@ -32,13 +32,13 @@ func (r *BenchmarkRunReconciler) runnersStuck(s *step, obs *observation) (reason
 		for _, why := range obs.waiting {
 			for _, p := range permanentWaits {
 				if strings.HasPrefix(why, p+":") {
-					return "RunnersCannotStart", true
+					return v1alpha1.ReasonRunnersCannotStart, true
 				}
 			}
 		}
 	}
 	if waited >= lifecycle.RunnersReadyTimeout(s.run) {
-		return "RunnersNotReady", true
+		return v1alpha1.ReasonRunnersNotReady, true
 	}
 	return "", false
 }

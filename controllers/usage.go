@@ -118,7 +118,7 @@ func (r *BenchmarkRunReconciler) sampleKubelet(ctx context.Context, s *step, u *
 	}
 	failed := u.AddScrapes(byNode, r.Kubelet.ScrapeNodes(ctx, reader, slices.Collect(maps.Keys(byNode))))
 	for _, node := range slices.Sorted(maps.Keys(failed)) {
-		s.event(corev1.EventTypeWarning, "KubeletMetricsFailed", "CPU/memory of pods on node %s: %v", node, failed[node])
+		s.event(corev1.EventTypeWarning, v1alpha1.ReasonKubeletMetricsFailed, "CPU/memory of pods on node %s: %v", node, failed[node])
 		logf.FromContext(ctx).Info("reading the kubelet's resource metrics failed", "node", node, "error", failed[node].Error())
 	}
 	return nil

@@ -34,7 +34,7 @@ func (r *BenchmarkRunReconciler) resolveBaseline(ctx context.Context, s *step) (
 		return true, nil
 	}
 	if _, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
-		return r.baselineFailed(s, "InvalidBaseline", "spec.baseline.selector: "+err.Error())
+		return r.baselineFailed(s, v1alpha1.ReasonInvalidBaseline, "spec.baseline.selector: "+err.Error())
 	}
 	base, wait, err := r.findBaseline(ctx, run)
 	if err != nil {
@@ -49,16 +49,16 @@ func (r *BenchmarkRunReconciler) resolveBaseline(ctx context.Context, s *step) (
 		if spec.Name != "" {
 			msg = fmt.Sprintf("spec.baseline.name: BenchmarkRun %q not found in namespace %s", spec.Name, run.Namespace)
 		} else if !hasRelative(run.Spec.Thresholds) {
-			s.setCondition(v1alpha1.ConditionBaselineResolved, metav1.ConditionFalse, "NoBaseline", msg+"; no deltas")
+			s.setCondition(v1alpha1.ConditionBaselineResolved, metav1.ConditionFalse, v1alpha1.ReasonNoBaseline, msg+"; no deltas")
 			return true, nil
 		}
-		return r.baselineFailed(s, "BaselineNotFound", msg)
+		return r.baselineFailed(s, v1alpha1.ReasonBaselineNotFound, msg)
 	}
 	if base.Status.Phase != v1alpha1.PhaseSucceeded {
-		return r.baselineFailed(s, "BaselineFailed", fmt.Sprintf("baseline %s ended %s: its figures are no reference", base.Name, base.Status.Phase))
+		return r.baselineFailed(s, v1alpha1.ReasonBaselineFailed, fmt.Sprintf("baseline %s ended %s: its figures are no reference", base.Name, base.Status.Phase))
 	}
 	if missing := missingScenarios(run, base.Status.Results); len(missing) > 0 {
-		return r.baselineFailed(s, "BaselineMismatch", fmt.Sprintf("baseline %s has no results for scenario(s) %s used by relative thresholds",
+		return r.baselineFailed(s, v1alpha1.ReasonBaselineMismatch, fmt.Sprintf("baseline %s has no results for scenario(s) %s used by relative thresholds",
 			base.Name, strings.Join(missing, ", ")))
 	}
 	st.Baseline = &v1alpha1.BaselineStatus{Name: base.Name, UID: string(base.UID), Generation: base.Status.ObservedGeneration,
@@ -67,7 +67,7 @@ func (r *BenchmarkRunReconciler) resolveBaseline(ctx context.Context, s *step) (
 	if absent := absentScenarios(run, base.Status.Results); len(absent) > 0 {
 		msg += "; it has no figures for scenario(s) " + strings.Join(absent, ", ") + " (no deltas for them)"
 	}
-	s.setCondition(v1alpha1.ConditionBaselineResolved, metav1.ConditionTrue, "Copied", msg)
+	s.setCondition(v1alpha1.ConditionBaselineResolved, metav1.ConditionTrue, v1alpha1.ReasonCopied, msg)
 	return true, nil
 }
 
@@ -194,7 +194,7 @@ func (r *BenchmarkRunReconciler) judge(s *step) bool {
 		return false
 	}
 	if len(broken) == 0 {
-		s.setCondition(v1alpha1.ConditionThresholdsMet, metav1.ConditionTrue, "Passed", fmt.Sprintf("%d thresholds met", len(st.Thresholds)))
+		s.setCondition(v1alpha1.ConditionThresholdsMet, metav1.ConditionTrue, v1alpha1.ReasonPassed, fmt.Sprintf("%d thresholds met", len(st.Thresholds)))
 		return false
 	}
 	msg := fmt.Sprintf("%d of %d thresholds not met: %s", len(broken), len(st.Thresholds), strings.Join(broken[:min(len(broken), 5)], "; "))

@@ -34,11 +34,11 @@ func (r *BenchmarkRunReconciler) watchRunners(ctx context.Context, s *step) erro
 		return nil
 	}
 	if len(obs.failed) > 0 {
-		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, "RunnerFailed", obs.failedText())
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, v1alpha1.ReasonRunnerFailed, obs.failedText())
 	} else {
-		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionTrue, "AllFinished", fmt.Sprintf("%d runners finished", n))
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionTrue, v1alpha1.ReasonAllFinished, fmt.Sprintf("%d runners finished", n))
 	}
-	s.enterCollecting("Collecting", "merging the results of %d runners", obs.done)
+	s.enterCollecting(v1alpha1.ReasonCollecting, "merging the results of %d runners", obs.done)
 	return nil
 }
 
@@ -68,10 +68,10 @@ func (r *BenchmarkRunReconciler) runTimedOut(s *step) bool {
 	}
 	msg := fmt.Sprintf("the run did not finish within %s", timeout)
 	if run.Status.Phase == v1alpha1.PhaseRunning {
-		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, "RunTimeout", msg)
-		s.enterCollecting("RunTimeout", "%s; collecting what the runners stored", msg)
+		s.setCondition(v1alpha1.ConditionLoadComplete, metav1.ConditionFalse, v1alpha1.ReasonRunTimeout, msg)
+		s.enterCollecting(v1alpha1.ReasonRunTimeout, "%s; collecting what the runners stored", msg)
 		return true
 	}
-	r.finish(s, v1alpha1.PhaseFailed, "RunTimeout", msg)
+	r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonRunTimeout, msg)
 	return true
 }

@@ -4,10 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ReasonAbortedOnThreshold is the reason of a run stopped early because its live figures
-// broke an abortOnFail threshold (phase Failed, what the runners stored is kept).
-const ReasonAbortedOnThreshold = "AbortedOnThreshold"
-
 // LiveStatus is the load's live progress, merged over the runners' progress documents.
 type LiveStatus struct {
 	// UpdatedAt is when the manager last merged the runners' progress.

@@ -28,29 +28,14 @@ const (
 	PhaseFailed Phase = "Failed"
 )
 
-// Condition types set on a BenchmarkRun.
-const (
-	// ConditionQueued is true while the run waits for its load pool or external target endpoint (position and holder in the message).
-	ConditionQueued = "Queued"
-	// ConditionTargetReady is true when the target accepts connections.
-	ConditionTargetReady = "TargetReady"
-	// ConditionRunnersReady is true when every runner reached the start barrier.
-	ConditionRunnersReady = "RunnersReady"
-	// ConditionLoadComplete is true when every runner finished its scenarios.
-	ConditionLoadComplete = "LoadComplete"
-	// ConditionResultsCollected is true when every runner's result document was merged.
-	ConditionResultsCollected = "ResultsCollected"
-	// ConditionSucceeded is true when the run succeeded, false when it failed.
-	ConditionSucceeded = "Succeeded"
-)
-
 // BenchmarkRunStatus is what the operator observed and measured.
 type BenchmarkRunStatus struct {
 	// Phase is the lifecycle phase: Pending, Queued, Provisioning, Starting, Running, Collecting, Succeeded or Failed.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// Conditions are the standard conditions (TargetReady, RunnersReady, LoadComplete, ResultsCollected, Succeeded).
+	// Conditions are the standard conditions: Queued, BaselineResolved, TargetReady, RunnersReady, LoadComplete,
+	// ResultsCollected, ThresholdsMet and Succeeded (types and reasons: the Condition* and Reason* constants).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

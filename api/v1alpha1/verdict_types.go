@@ -66,15 +66,6 @@ const (
 	VerdictFailed Verdict = "Failed"
 )
 
-const (
-	// ConditionThresholdsMet is true when every threshold held, false when one did not.
-	ConditionThresholdsMet = "ThresholdsMet"
-	// ConditionBaselineResolved is true when the baseline's figures were copied into status.baseline.
-	ConditionBaselineResolved = "BaselineResolved"
-	// ReasonThresholdsNotMet is the reason of a run that failed its thresholds (phase Failed).
-	ReasonThresholdsNotMet = "ThresholdsNotMet"
-)
-
 // ThresholdResult is one threshold evaluated on one scenario.
 type ThresholdResult struct {
 	// Scenario is the scenario evaluated.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 var jsonUnmarshal = json.Unmarshal
@@ -110,7 +111,7 @@ func (p *progress) run() {
 		s := p.spec.Scenarios[i]
 		// Custom scripts record calls themselves; k6 only knows their iterations.
 		value, unit := calls.value, "calls/s"
-		if s.Type == "script" {
+		if d, _ := workload.Of(s.Type); d.Iterations {
 			value, unit = iters.value, "iterations/s"
 		}
 		dur := time.Duration(s.DurationMs) * time.Millisecond

@@ -13,6 +13,7 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/target"
 	"github.com/benchrun/benchrun/internal/validation"
 )
 
@@ -85,24 +86,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return exitOK
 }
 
-// describeTarget is a short description of a target spec.
+// describeTarget is a short description of a target spec: its kind label (target.Label).
 func describeTarget(t *v1alpha1.TargetSpec) string {
-	switch {
-	case t.Redis != nil:
-		mode, engine := string(t.Redis.Mode), string(t.Redis.Engine)
-		if mode == "" {
-			mode = "single"
-		}
-		if engine == "" {
-			engine = "redis"
-		}
-		return engine + " " + mode
-	case t.HeTu != nil:
-		return "hetu"
-	case t.External != nil:
-		return "external " + string(t.External.Kind)
-	case t.Custom != nil:
-		return "custom " + t.Custom.Image
+	if l := target.Label(t); l != "" {
+		return l
 	}
 	return "none"
 }

@@ -25,6 +25,7 @@ import (
 	liveprogress "github.com/benchrun/benchrun/internal/progress"
 	"github.com/benchrun/benchrun/internal/results"
 	brunner "github.com/benchrun/benchrun/internal/runner"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 // runnerStopGrace is how long interrupted runners may take to write their partial results.
@@ -203,8 +204,7 @@ func (l *localRun) check(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", l.file, err)
 	}
 	l.withScripts = plan.All(plan.WithScripts(scripts), plan.WithRemoteWriteDefault(l.remoteWrite))
-	dry := []v1alpha1.Endpoint{{Role: plan.RoleHeTu, Address: "127.0.0.1:1"}, {Role: plan.RoleRedis, Address: "127.0.0.1:1"},
-		{Role: plan.RoleCustom, Address: "127.0.0.1:1"}}
+	dry := target.DryRunEndpoints(&run.Spec.Target)
 	for i := range l.count {
 		if _, err := plan.ForRunnerIn(l.scriptDir, run, dry, i, l.count, l.withScripts); err != nil {
 			return err

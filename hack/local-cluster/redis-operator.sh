@@ -2,7 +2,7 @@
 # Install (or remove) the OT-CONTAINER-KIT redis-operator v0.23.0 on a cluster, without a registry:
 # CRDs and RBAC rules from the Go module (GONOSUMDB, the checksum database has no entry), the
 # image benchrun.local/redis-operator:v0.23.0 built by `hack/images/build.sh redis-operator`.
-# Facts in ../shared/notes/redis.md: with plain Debian Redis images it needs the
+# Found when it was first installed here: with plain Debian Redis images it needs the
 # GenerateConfigInInitContainer feature gate and INIT_CONTAINER_IMAGE = the operator image
 # (`/operator agent bootstrap` writes redis.conf / sentinel.conf); no webhooks (no cert-manager).
 #

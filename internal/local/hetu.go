@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 // hetuTarget is the HeTu bench app (examples/hetu-bench) run from the cached HeTu runtime
@@ -289,7 +290,7 @@ func (t *hetuTarget) Endpoints() []v1alpha1.Endpoint {
 	t.mu.Lock()
 	var eps []v1alpha1.Endpoint
 	for _, p := range t.ports {
-		eps = append(eps, v1alpha1.Endpoint{Role: "hetu", Address: addr(p)})
+		eps = append(eps, v1alpha1.Endpoint{Role: target.RoleHeTu, Address: addr(p)})
 	}
 	t.mu.Unlock()
 	if t.backend != nil {

@@ -16,19 +16,11 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
-// Target is a benchmark target on this machine.
-type Target interface {
-	// Start starts the target and returns once it is ready; it fails when ctx ends first.
-	// After an error, Stop still has to be called.
-	Start(ctx context.Context) error
-	// Endpoints are the addresses the runners use, by role (as status.target.endpoints).
-	Endpoints() []v1alpha1.Endpoint
-	// Stop stops every process started and removes temporary data. It is safe to call
-	// more than once and after a failed Start.
-	Stop() error
-}
+// Target is a benchmark target on this machine (target.LocalTarget: Start, Endpoints, Stop).
+type Target = target.LocalTarget
 
 // Options configure local targets.
 type Options struct {
@@ -54,7 +46,8 @@ type Options struct {
 // ErrNotSupported is returned for targets the local runner cannot start yet.
 var ErrNotSupported = errors.New("not supported locally yet")
 
-// New returns the local target of a run's target spec (not started).
+// New returns the local target of a run's target spec (not started): its kind's
+// target.KindInfo.Local, built by builder.
 func New(spec *v1alpha1.TargetSpec, opts Options) (Target, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -62,17 +55,42 @@ func New(spec *v1alpha1.TargetSpec, opts Options) (Target, error) {
 	if opts.TempDir == "" {
 		opts.TempDir = os.TempDir()
 	}
-	switch {
-	case spec.Redis != nil:
-		return newRedis(spec.Redis, opts)
-	case spec.HeTu != nil:
-		return newHeTu(spec.HeTu, opts)
-	case spec.External != nil:
-		return newExternal(spec.External), nil
-	case spec.Custom != nil:
-		return newCustom(spec.Custom, opts)
+	k, err := target.KindOf(spec)
+	if err != nil {
+		return nil, errors.New("the run has no target (set spec.target.redis, hetu, external or custom)")
 	}
-	return nil, errors.New("the run has no target (set spec.target.redis, hetu, external or custom)")
+	return k.Local(spec, builder{opts})
+}
+
+// builder implements target.LocalBuilder: one constructor per kind, in the kind's file here.
+type builder struct{ opts Options }
+
+// HeTu implements target.LocalBuilder.
+func (b builder) HeTu(spec *v1alpha1.HeTuTarget) (Target, error) {
+	return nilIfErr(newHeTu(spec, b.opts))
+}
+
+// Redis implements target.LocalBuilder.
+func (b builder) Redis(spec *v1alpha1.RedisTarget) (Target, error) {
+	return nilIfErr(newRedis(spec, b.opts))
+}
+
+// External implements target.LocalBuilder.
+func (b builder) External(spec *v1alpha1.ExternalTarget) (Target, error) {
+	return newExternal(spec), nil
+}
+
+// Custom implements target.LocalBuilder.
+func (b builder) Custom(spec *v1alpha1.CustomTarget) (Target, error) {
+	return nilIfErr(newCustom(spec, b.opts))
+}
+
+// nilIfErr returns a nil Target (not a typed nil) with err.
+func nilIfErr[T Target](t T, err error) (Target, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // StartWithin starts t and fails with a clear error when it is not ready within timeout.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/resp"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 // sentinelMaster is the master name the local sentinels monitor.
@@ -282,17 +283,17 @@ func (t *redisTarget) Endpoints() []v1alpha1.Endpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.spec.Mode != v1alpha1.RedisHA {
-		return []v1alpha1.Endpoint{{Role: "redis", Address: t.master}}
+		return []v1alpha1.Endpoint{{Role: target.RoleRedis, Address: t.master}}
 	}
-	eps := []v1alpha1.Endpoint{{Role: "master", Address: t.master}}
+	eps := []v1alpha1.Endpoint{{Role: target.RoleMaster, Address: t.master}}
 	if t.follower != nil {
 		eps[0].Address = t.follower.addr()
 	}
 	for _, a := range t.replicas {
-		eps = append(eps, v1alpha1.Endpoint{Role: "replica", Address: a})
+		eps = append(eps, v1alpha1.Endpoint{Role: target.RoleReplica, Address: a})
 	}
 	for _, a := range t.sentinels {
-		eps = append(eps, v1alpha1.Endpoint{Role: "sentinel", Address: a})
+		eps = append(eps, v1alpha1.Endpoint{Role: target.RoleSentinel, Address: a})
 	}
 	return eps
 }

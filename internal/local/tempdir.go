@@ -10,6 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 // ownerFile names the owner of a target's temporary directory. It is written once the
@@ -17,8 +20,16 @@ import (
 const ownerFile = ".benchrun-owner"
 
 // tempPrefixes are the name prefixes of the temporary directories local targets make: in
-// Options.TempDir (servers' files, HeTu logs) and in the HeTu runtime's srv/ (app copies).
-var tempPrefixes = []string{"benchrun-redis-", "benchrun-valkey-", "benchrun-hetu-", "benchrun-custom-"}
+// Options.TempDir (servers' files, HeTu logs) and in the HeTu runtime's srv/ (app copies):
+// benchrun-<kind>- for every target kind (a new kind's directories are covered), and
+// benchrun-valkey- (a Redis target's directory is named after its engine).
+var tempPrefixes = func() []string {
+	out := []string{"benchrun-" + string(v1alpha1.EngineValkey) + "-"}
+	for _, k := range target.Kinds {
+		out = append(out, "benchrun-"+k.Field+"-")
+	}
+	return out
+}()
 
 // errLocked is returned by lockDir when another open file holds the lock.
 var errLocked = errors.New("locked")

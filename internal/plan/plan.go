@@ -28,6 +28,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/target"
 	"github.com/benchrun/benchrun/internal/workload"
 )
 
@@ -54,15 +55,15 @@ const (
 	// EnvRunnerCount holds the number of runners of the run.
 	EnvRunnerCount = "BENCHRUN_RUNNER_COUNT"
 	// EnvRedisUsername is filled from a Secret: the Redis ACL user.
-	EnvRedisUsername = "BENCHRUN_REDIS_USERNAME"
+	EnvRedisUsername = target.EnvRedisUsername
 	// EnvRedisPassword is filled from a Secret: the Redis password.
-	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
+	EnvRedisPassword = target.EnvRedisPassword
 	// EnvRedisTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS Redis endpoint.
-	EnvRedisTLSCA = "BENCHRUN_REDIS_TLS_CA"
+	EnvRedisTLSCA = target.EnvRedisTLSCA
 	// EnvTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS tcp or http endpoint.
-	EnvTLSCA = "BENCHRUN_TLS_CA"
+	EnvTLSCA = target.EnvTLSCA
 	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
-	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
+	EnvHeTuAuthKey = target.EnvHeTuAuthKey
 )
 
 // Invocation is how one runner runs k6: `k6 run --out benchrun=FILE Args... Script` with Env
@@ -118,14 +119,6 @@ type options struct {
 // the ConfigMaps the scenarios name: by the operator in the cluster, from the run file locally).
 func WithScripts(byScenario map[string]string) Option {
 	return func(o *options) { o.scripts = byScenario }
-}
-
-// SecretEnv is an environment variable filled from a Secret key.
-type SecretEnv struct {
-	// Name is the environment variable.
-	Name string `json:"name"`
-	// Secret is the Secret key holding the value.
-	Secret v1alpha1.SecretKeyRef `json:"secret"`
 }
 
 // Spec is the scenario list given to benchrun.js (BENCHRUN_PLAN).
@@ -227,72 +220,8 @@ type YCSB struct {
 	Distribution string `json:"distribution"`
 }
 
-// Target is where the scripts connect (BENCHRUN_TARGET). Credentials come through SecretEnv.
-type Target struct {
-	// Redis is the Redis endpoint for redis.* and ycsb scenarios (also HeTu's back end).
-	Redis *RedisTarget `json:"redis,omitempty"`
-	// HeTu is the HeTu endpoint for hetu.* scenarios.
-	HeTu *HeTuTarget `json:"hetu,omitempty"`
-	// TCP is the TCP endpoint for tcp.* scenarios (a custom target's first port, or an
-	// external target of kind tcp).
-	TCP *TCPTarget `json:"tcp,omitempty"`
-	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
-	// external target of kind http: https when its TLS is enabled).
-	HTTP *TCPTarget `json:"http,omitempty"`
-	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
-	// its first port, or an external target of kind grpc: TLS when enabled).
-	GRPC *TCPTarget `json:"grpc,omitempty"`
-}
-
-// TCPTarget is a plain TCP (or TLS) endpoint.
-type TCPTarget struct {
-	// Addrs are host:port addresses; VUs spread over them.
-	Addrs []string `json:"addrs"`
-	// TLS enables TLS.
-	TLS bool `json:"tls,omitempty"`
-	// TLSServerName overrides the verified server name.
-	TLSServerName string `json:"tlsServerName,omitempty"`
-	// TLSInsecure skips certificate verification.
-	TLSInsecure bool `json:"tlsInsecure,omitempty"`
-}
-
-// RedisTarget is a Redis endpoint.
-type RedisTarget struct {
-	// Addrs are write (and default read) host:port addresses; VUs spread over them.
-	Addrs []string `json:"addrs"`
-	// ReadAddrs are read-replica addresses for read scenarios, when set.
-	ReadAddrs []string `json:"readAddrs,omitempty"`
-	// TLS enables TLS.
-	TLS bool `json:"tls,omitempty"`
-	// TLSServerName overrides the verified server name.
-	TLSServerName string `json:"tlsServerName,omitempty"`
-	// TLSInsecure skips certificate verification.
-	TLSInsecure bool `json:"tlsInsecure,omitempty"`
-}
-
-// HeTuTarget is a HeTu endpoint.
-type HeTuTarget struct {
-	// Addrs are host:port addresses of HeTu servers; VUs spread over them.
-	Addrs []string `json:"addrs"`
-	// Instance is the HeTu instance name (path /hetu/<instance>).
-	Instance string `json:"instance"`
-	// Layers is the packet layer stack (msgpack, msgpack+zlib, msgpack+zlib+crypto).
-	Layers string `json:"layers"`
-}
-
 // DefaultKeySpace is the number of keys/rows drawn from when a scenario does not say (the seeds' 30000).
 const DefaultKeySpace = 30000
-
-// Endpoint roles the plan understands (set by the target kinds in status.target.endpoints).
-const (
-	RoleHeTu    = "hetu"
-	RoleRedis   = "redis"
-	RoleMaster  = "master"
-	RoleReplica = "replica"
-	RoleProxy   = "proxy"
-	// RoleCustom is a custom target's first port (target.RoleCustom).
-	RoleCustom = "custom"
-)
 
 // ForRunner is the invocation of runner index (0-based) of count: its share of the virtual
 // users, the target endpoints and the scenario list, with scripts under ScriptDir.
@@ -452,143 +381,94 @@ func scriptRef(s *v1alpha1.ScriptSource) string {
 	return s.ConfigMapName + " key " + s.Key
 }
 
-// targetFor maps the target spec and its endpoints to script addresses and secret env vars.
+// SecretEnv is an environment variable filled from a Secret key (target.SecretEnv).
+type SecretEnv = target.SecretEnv
+
+// Target is where the scripts connect (BENCHRUN_TARGET): target.Addresses, wired by the
+// target kind's registry entry (target.KindOf).
+type Target = target.Addresses
+
+// TCPTarget is a plain TCP (or TLS) endpoint.
+type TCPTarget = target.StreamAddresses
+
+// RedisTarget is a Redis endpoint.
+type RedisTarget = target.RedisAddresses
+
+// HeTuTarget is a HeTu endpoint.
+type HeTuTarget = target.HeTuAddresses
+
+// Endpoint roles the plan understands (declared with the target kinds that set them).
+const (
+	// RoleHeTu is a HeTu server.
+	RoleHeTu = target.RoleHeTu
+	// RoleRedis is a single Redis server.
+	RoleRedis = target.RoleRedis
+	// RoleMaster is the master of a Redis with replicas.
+	RoleMaster = target.RoleMaster
+	// RoleReplica is a Redis read replica.
+	RoleReplica = target.RoleReplica
+	// RoleProxy is the read/write-splitting proxy.
+	RoleProxy = target.RoleProxy
+	// RoleCustom is a custom target's first port.
+	RoleCustom = target.RoleCustom
+)
+
+// targetFor maps the target spec and its endpoints to script addresses and secret env vars:
+// the kind's own wiring (target.KindOf).
 func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, []SecretEnv) {
-	var out Target
-	var secrets []SecretEnv
-	addSecret := func(name string, ref *v1alpha1.SecretKeyRef) {
-		if ref != nil {
-			secrets = append(secrets, SecretEnv{Name: name, Secret: *ref})
-		}
+	k, err := target.KindOf(t)
+	if err != nil {
+		return Target{}, nil // checkTarget reports that no scenario has an address
 	}
-	addExternalSecrets := func(e *v1alpha1.ExternalTarget) {
-		addSecret(EnvRedisUsername, e.UsernameSecretRef)
-		addSecret(EnvRedisPassword, e.PasswordSecretRef)
-		if e.TLS != nil && e.TLS.Enabled {
-			addSecret(EnvRedisTLSCA, e.TLS.CASecretRef)
-		}
-	}
-	byRole := map[string][]string{}
-	for _, ep := range endpoints {
-		byRole[ep.Role] = append(byRole[ep.Role], ep.Address)
-	}
-	redisAddrs := func() *RedisTarget {
-		if p := byRole[RoleProxy]; len(p) > 0 {
-			return &RedisTarget{Addrs: p} // the proxy splits reads and writes itself
-		}
-		for _, role := range []string{RoleMaster, RoleRedis} {
-			if a := byRole[role]; len(a) > 0 {
-				return &RedisTarget{Addrs: a[:1], ReadAddrs: byRole[RoleReplica]}
-			}
-		}
-		return nil
-	}
-	switch {
-	case t.HeTu != nil:
-		out.HeTu = &HeTuTarget{Addrs: byRole[RoleHeTu], Instance: t.HeTu.Instance, Layers: string(t.HeTu.PacketLayers)}
-		addSecret(EnvHeTuAuthKey, t.HeTu.AuthKeySecretRef)
-		if b := t.HeTu.Backend.External; b != nil {
-			out.Redis = externalRedis(b)
-			addExternalSecrets(b)
-		} else if b := t.HeTu.Backend.Redis; b != nil {
-			out.Redis = redisAddrs()
-			addSecret(EnvRedisPassword, b.PasswordSecretRef)
-		}
-	case t.Redis != nil:
-		out.Redis = redisAddrs()
-		addSecret(EnvRedisPassword, t.Redis.PasswordSecretRef)
-	case t.Custom != nil:
-		if a := byRole[RoleCustom]; len(a) > 0 {
-			out.TCP, out.HTTP = &TCPTarget{Addrs: a}, &TCPTarget{Addrs: a}
-		}
-		if a := byRole[RoleCustom+"-http"]; len(a) > 0 { // a port named http takes the http scenarios
-			out.HTTP = &TCPTarget{Addrs: a}
-		}
-		out.GRPC = out.TCP
-		if a := byRole[RoleCustom+"-grpc"]; len(a) > 0 { // a port named grpc takes the grpc scenarios
-			out.GRPC = &TCPTarget{Addrs: a}
-		}
-	case t.External != nil && externalStream(&out, t.External):
-		if tls := t.External.TLS; tls != nil && tls.Enabled {
-			addSecret(EnvTLSCA, tls.CASecretRef)
-		}
-	case t.External != nil && t.External.Kind == v1alpha1.ExternalHeTu:
-		e := t.External
-		out.HeTu = &HeTuTarget{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
-			Layers: orDefault(string(e.PacketLayers), string(v1alpha1.LayersMsgpackZlibCrypto))}
-		addSecret(EnvHeTuAuthKey, e.AuthKeySecretRef)
-	case t.External != nil:
-		out.Redis = externalRedis(t.External)
-		addExternalSecrets(t.External)
-	}
-	return out, secrets
+	return k.Wire(t, endpoints)
 }
 
-// externalStream sets the endpoint of an external target of kind tcp, http or grpc in out;
-// false for other kinds.
-func externalStream(out *Target, e *v1alpha1.ExternalTarget) bool {
-	switch e.Kind {
-	case v1alpha1.ExternalTCP:
-		out.TCP = externalTCP(e)
-	case v1alpha1.ExternalHTTP:
-		out.HTTP = externalTCP(e)
-	case v1alpha1.ExternalGRPC:
-		out.GRPC = externalTCP(e)
-	default:
-		return false
-	}
-	return true
-}
-
-// externalTCP is the TCP endpoint of an external target of kind tcp.
-func externalTCP(e *v1alpha1.ExternalTarget) *TCPTarget {
-	r := &TCPTarget{Addrs: e.Addresses}
-	if e.TLS != nil && e.TLS.Enabled {
-		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
-	}
-	return r
-}
-
-func externalRedis(e *v1alpha1.ExternalTarget) *RedisTarget {
-	r := &RedisTarget{Addrs: e.Addresses[:1], ReadAddrs: e.ReadAddresses}
-	if e.TLS != nil && e.TLS.Enabled {
-		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
-	}
-	return r
-}
-
-// checkTarget fails early when a scenario has nowhere to connect (e.g. endpoints not known yet).
+// checkTarget fails early when a scenario has nowhere to connect (e.g. endpoints not known
+// yet): the address its type's descriptor names (workload.Descriptor.Address).
 func checkTarget(spec Spec, t Target) error {
 	for _, s := range spec.Scenarios {
-		switch {
-		case s.Type == string(v1alpha1.ScenarioScript):
-			// a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
-		case strings.HasPrefix(s.Type, "tcp."):
-			if t.TCP == nil || len(t.TCP.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs a TCP endpoint and the target has none", s.Name)
-			}
-		case s.Type == string(v1alpha1.ScenarioHTTP):
-			if t.HTTP == nil || len(t.HTTP.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs an HTTP endpoint and the target has none", s.Name)
-			}
-		case s.Type == string(v1alpha1.ScenarioGRPC):
-			if t.GRPC == nil || len(t.GRPC.Addrs) == 0 || s.GRPC == nil {
+		d, _ := workload.Of(s.Type)
+		if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
+			return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
+		}
+		var addrs []string
+		var need string
+		switch d.Address {
+		case workload.AddressAny:
+			continue // a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
+		case workload.AddressTCP:
+			addrs, need = streamAddrs(t.TCP), "a TCP endpoint"
+		case workload.AddressHTTP:
+			addrs, need = streamAddrs(t.HTTP), "an HTTP endpoint"
+		case workload.AddressGRPC:
+			if s.GRPC == nil {
 				return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
 			}
-		case len(s.Type) > 5 && s.Type[:5] == "hetu.":
-			if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
-				return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
+			addrs, need = streamAddrs(t.GRPC), "a gRPC endpoint"
+		case workload.AddressHeTu:
+			if t.HeTu != nil {
+				addrs = t.HeTu.Addrs
 			}
-			if t.HeTu == nil || len(t.HeTu.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs a HeTu endpoint and the target has none", s.Name)
-			}
+			need = "a HeTu endpoint"
 		default:
-			if t.Redis == nil || len(t.Redis.Addrs) == 0 {
-				return fmt.Errorf("plan: scenario %q needs a Redis endpoint and the target has none", s.Name)
+			if t.Redis != nil {
+				addrs = t.Redis.Addrs
 			}
+			need = "a Redis endpoint"
+		}
+		if len(addrs) == 0 {
+			return fmt.Errorf("plan: scenario %q needs %s and the target has none", s.Name, need)
 		}
 	}
 	return nil
+}
+
+// streamAddrs are the addresses of a TCP, HTTP or gRPC endpoint (none when it is nil).
+func streamAddrs(t *TCPTarget) []string {
+	if t == nil {
+		return nil
+	}
+	return t.Addrs
 }
 
 func orDefault(s, def string) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/livemetrics"
+	"github.com/benchrun/benchrun/internal/target"
 )
 
 // WithRemoteWriteDefault gives the Prometheus remote-write URL runners push their live
@@ -71,28 +72,11 @@ func addRemoteWrite(inv *Invocation, run *v1alpha1.BenchmarkRun, defaultURL stri
 }
 
 // TargetKind is the run's target kind as status.target.kind names it (redis/single,
-// valkey/ha, hetu, external/redis): from the status once provisioned, else from the spec.
+// valkey/ha, hetu, external/redis): from the status once provisioned, else from the spec
+// (target.Label, the kind's one spelling).
 func TargetKind(run *v1alpha1.BenchmarkRun) string {
 	if st := run.Status.Target; st != nil && st.Kind != "" {
 		return st.Kind
 	}
-	t := run.Spec.Target
-	switch {
-	case t.HeTu != nil:
-		return "hetu"
-	case t.Custom != nil:
-		return "custom"
-	case t.External != nil:
-		return "external/" + string(t.External.Kind)
-	case t.Redis != nil:
-		engine, mode := t.Redis.Engine, t.Redis.Mode
-		if engine == "" {
-			engine = v1alpha1.EngineRedis
-		}
-		if mode == "" {
-			mode = v1alpha1.RedisSingle
-		}
-		return string(engine) + "/" + string(mode)
-	}
-	return ""
+	return target.Label(&run.Spec.Target)
 }

@@ -8,10 +8,13 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // EchoScenarioType is the scenario type rendered in the echo-server shape (seed 002).
-const EchoScenarioType = "tcp.echo"
+const EchoScenarioType = string(v1alpha1.ScenarioTCPEcho)
 
 // EchoStats is a tcp.echo scenario in the shape of the echo-server comparison users publish
 // (the fatuv table, printed by MagicStack's vmbench echo client):
@@ -54,7 +57,7 @@ type EchoStats struct {
 
 // echoStats computes the echo shape of a tcp.echo scenario (nil for other types or no call).
 func echoStats(s *Scenario) *EchoStats {
-	if s.Type != EchoScenarioType || s.Calls == 0 {
+	if d, _ := workload.Of(s.Type); !d.Echo || s.Calls == 0 {
 		return nil
 	}
 	secs := s.LastEnd.Sub(s.FirstStart).Seconds()

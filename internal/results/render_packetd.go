@@ -3,16 +3,20 @@ package results
 import (
 	"bufio"
 	"io"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // The Grpc and HTTP tables of the packetd protocol table (seed 003, "### Grpc", "### HTTP"):
-// one row per scenario of their type, the same columns, each with its PROTO label and caption.
+// one row per scenario whose type's descriptor names the table (workload.Descriptor.Protocol),
+// the same columns, each with its PROTO label and caption.
 
 // GRPCScenarioType is the scenario type of unary gRPC calls.
-const GRPCScenarioType = "grpc"
+const GRPCScenarioType = string(v1alpha1.ScenarioGRPC)
 
 // HTTPScenarioType is the scenario type of HTTP requests.
-const HTTPScenarioType = "http"
+const HTTPScenarioType = string(v1alpha1.ScenarioHTTP)
 
 // GRPCProtocolHeader is the column order of the Grpc table of the packetd protocol table (seed 003).
 var GRPCProtocolHeader = []string{"PROTO", "REQUEST", "WORKERS", "BODYSIZE", "ELAPSED", "QPS", "BPS",
@@ -22,15 +26,16 @@ var GRPCProtocolHeader = []string{"PROTO", "REQUEST", "WORKERS", "BODYSIZE", "EL
 // (seed 003): the same columns as the Grpc table.
 var HTTPProtocolHeader = GRPCProtocolHeader
 
-// packetdTable is a packetd protocol table whose rows are the scenarios of one type.
+// packetdTable is a packetd protocol table whose rows are the scenarios of the types with its
+// protocol (proto is also its PROTO label).
 type packetdTable struct {
-	scenarioType, proto, caption string
+	proto, caption string
 }
 
 var (
-	grpcTable = packetdTable{GRPCScenarioType, "Grpc",
+	grpcTable = packetdTable{workload.ProtocolGRPC,
 		"\nGrpc protocol table (REQUEST: calls made; status codes in the return value and error kind tables; rows: %s):\n\n"}
-	httpTable = packetdTable{HTTPScenarioType, "HTTP",
+	httpTable = packetdTable{workload.ProtocolHTTP,
 		"\nHTTP protocol table (REQUEST: requests made; status codes in the return value and error kind tables; rows: %s):\n\n"}
 )
 
@@ -39,7 +44,7 @@ var (
 func (p packetdTable) rows(s Summary) []ProtocolRow {
 	var rows []ProtocolRow
 	for _, sc := range s.Scenarios {
-		if sc.Type == p.scenarioType {
+		if d, _ := workload.Of(sc.Type); d.Protocol == p.proto {
 			rows = append(rows, protocolRow(sc, p.proto))
 		}
 	}

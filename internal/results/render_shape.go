@@ -5,26 +5,28 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
-// Shapes are the table shapes of the seeds, by name: ya (000/001: CPS, execution time, return
-// values), echo (002: the echo-server comparison), packetd (003: the Redis, HTTP and Grpc
-// protocol tables) and ycsb (004: the Pegasus per-operation table).
-var Shapes = []string{"ya", "echo", "packetd", "ycsb"}
+// Shapes are the table shapes of the seeds, by name (workload.Shapes): ya (000/001: CPS,
+// execution time, return values), echo (002: the echo-server comparison), packetd (003: the
+// Redis, HTTP and Grpc protocol tables) and ycsb (004: the Pegasus per-operation table).
+var Shapes = workload.Shapes()
 
 // ShapesOf lists the shapes s has rows for, in Shapes order: ya always (every scenario has its
 // ya rows), the others when a scenario of theirs is present.
 func ShapesOf(s Summary) []string {
 	echo, _ := splitEcho(s.Scenarios)
-	out := []string{"ya"}
+	out := []string{workload.ShapeYa}
 	if len(echo) > 0 {
-		out = append(out, "echo")
+		out = append(out, workload.ShapeEcho)
 	}
 	if len(RedisProtocolRows(s))+len(HTTPProtocolRows(s))+len(GRPCProtocolRows(s)) > 0 {
-		out = append(out, "packetd")
+		out = append(out, workload.ShapePacketd)
 	}
 	if len(PegasusRows(s)) > 0 {
-		out = append(out, "ycsb")
+		out = append(out, workload.ShapeYCSB)
 	}
 	return out
 }
@@ -52,16 +54,16 @@ func RenderShape(w io.Writer, shape, title string, s Summary) error {
 	bw := bufio.NewWriter(w)
 	writeHeading(bw, title, s)
 	switch shape {
-	case "ya":
+	case workload.ShapeYa:
 		writeYa(bw, sortedByName(s.Scenarios))
-	case "echo":
+	case workload.ShapeEcho:
 		echo, _ := splitEcho(s.Scenarios)
 		writeEchoMarkdown(bw, echo)
-	case "packetd":
+	case workload.ShapePacketd:
 		writeRedisProtocol(bw, s)
 		httpTable.write(bw, s)
 		grpcTable.write(bw, s)
-	case "ycsb":
+	case workload.ShapeYCSB:
 		writePegasus(bw, s)
 	}
 	bw.WriteString("\n")

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // The Redis-side seed shapes: the Pegasus YCSB table (seed 004) and the Redis rows of the
@@ -108,15 +110,15 @@ type ProtocolRow struct {
 	Sent, Observed int64 `json:"-"`
 }
 
-// RedisProtocolRows returns a row per Redis scenario (type redis.* or ycsb) that names its
-// command, in summary order.
+// RedisProtocolRows returns a row per Redis scenario (a type of the Redis protocol table:
+// redis.* or ycsb) that names its command, in summary order.
 func RedisProtocolRows(s Summary) []ProtocolRow {
 	var rows []ProtocolRow
 	for _, sc := range s.Scenarios {
-		if sc.Command == "" || (!strings.HasPrefix(sc.Type, "redis.") && sc.Type != "ycsb") {
+		if d, _ := workload.Of(sc.Type); sc.Command == "" || d.Protocol != workload.ProtocolRedis {
 			continue
 		}
-		row := protocolRow(sc, "Redis")
+		row := protocolRow(sc, workload.ProtocolRedis)
 		row.Cells = slices.Insert(row.Cells, 3, sc.Command) // the Redis table's COMMAND column
 		rows = append(rows, row)
 	}

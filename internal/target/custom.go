@@ -14,10 +14,6 @@ import (
 	"github.com/benchrun/benchrun/internal/naming"
 )
 
-// RoleCustom is the endpoint role of a custom target's first port, where the load goes;
-// its other ports are "custom-<port name>".
-const RoleCustom = "custom"
-
 // customSuffix names a custom target's Deployment and Service (prefix-server).
 const customSuffix = "server"
 
@@ -47,7 +43,7 @@ func PortEnv(name string) string {
 }
 
 // Kind implements Target.
-func (c *custom) Kind() string { return "custom" }
+func (c *custom) Kind() string { return customLabel }
 
 // Provider implements Target.
 func (c *custom) Provider() string { return "builtin" }
@@ -141,4 +137,24 @@ func (c *custom) Ready(ctx context.Context, r client.Reader) (bool, string, erro
 // Workloads implements Target: the Deployment.
 func (c *custom) Workloads() []Workload {
 	return []Workload{{Kind: "Deployment", Name: naming.Name(c.o.Prefix, customSuffix)}}
+}
+
+// customLabel is the kind label of a custom target.
+const customLabel = "custom"
+
+// wireCustom gives the scripts the first port for tcp and http scenarios (a port named http
+// takes the http ones) and for grpc (a port named grpc takes them).
+func wireCustom(_ *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Addresses, []SecretEnv) {
+	w := newWiring(endpoints)
+	if a := w.byRole[RoleCustom]; len(a) > 0 {
+		w.out.TCP, w.out.HTTP = &StreamAddresses{Addrs: a}, &StreamAddresses{Addrs: a}
+	}
+	if a := w.byRole[RoleCustom+"-http"]; len(a) > 0 {
+		w.out.HTTP = &StreamAddresses{Addrs: a}
+	}
+	w.out.GRPC = w.out.TCP
+	if a := w.byRole[RoleCustom+"-grpc"]; len(a) > 0 {
+		w.out.GRPC = &StreamAddresses{Addrs: a}
+	}
+	return w.done()
 }

@@ -15,7 +15,7 @@ type external struct {
 }
 
 // Kind implements Target.
-func (e *external) Kind() string { return "external/" + string(e.spec.Kind) }
+func (e *external) Kind() string { return externalLabel(e.spec) }
 
 // Provider implements Target.
 func (e *external) Provider() string { return "external" }
@@ -37,7 +37,38 @@ func (e *external) Endpoints() []v1alpha1.Endpoint {
 		eps = append(eps, v1alpha1.Endpoint{Role: string(e.spec.Kind), Address: a})
 	}
 	for _, a := range e.spec.ReadAddresses {
-		eps = append(eps, v1alpha1.Endpoint{Role: "replica", Address: a})
+		eps = append(eps, v1alpha1.Endpoint{Role: RoleReplica, Address: a})
 	}
 	return eps
+}
+
+// externalLabel is the kind label of an external target: external/<kind>.
+func externalLabel(spec *v1alpha1.ExternalTarget) string { return "external/" + string(spec.Kind) }
+
+// wireExternal gives the scripts the external addresses by the endpoint's kind, with its
+// credentials and CA.
+func wireExternal(spec *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Addresses, []SecretEnv) {
+	w, e := newWiring(endpoints), spec.External
+	switch e.Kind {
+	case v1alpha1.ExternalTCP, v1alpha1.ExternalHTTP, v1alpha1.ExternalGRPC:
+		s := externalStream(e)
+		switch e.Kind {
+		case v1alpha1.ExternalTCP:
+			w.out.TCP = s
+		case v1alpha1.ExternalHTTP:
+			w.out.HTTP = s
+		default:
+			w.out.GRPC = s
+		}
+		if tls := e.TLS; tls != nil && tls.Enabled {
+			w.secret(EnvTLSCA, tls.CASecretRef)
+		}
+	case v1alpha1.ExternalHeTu:
+		w.out.HeTu = &HeTuAddresses{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
+			Layers: orDefault(string(e.PacketLayers), string(v1alpha1.LayersMsgpackZlibCrypto))}
+		w.secret(EnvHeTuAuthKey, e.AuthKeySecretRef)
+	default:
+		w.externalRedis(e)
+	}
+	return w.done()
 }

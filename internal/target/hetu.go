@@ -64,7 +64,7 @@ func isConfigKey(k string) bool {
 }
 
 // Kind implements Target.
-func (h *hetu) Kind() string { return "hetu" }
+func (h *hetu) Kind() string { return hetuLabel }
 
 // Provider implements Target.
 func (h *hetu) Provider() string {
@@ -76,7 +76,7 @@ func (h *hetu) Provider() string {
 
 // Endpoints implements Target: the HeTu server, then the back end's addresses.
 func (h *hetu) Endpoints() []v1alpha1.Endpoint {
-	eps := []v1alpha1.Endpoint{{Role: "hetu", Address: fmt.Sprintf("%s.%s.svc:%d", naming.Name(h.o.Prefix, "hetu"), h.o.Namespace, h.port)}}
+	eps := []v1alpha1.Endpoint{{Role: RoleHeTu, Address: fmt.Sprintf("%s.%s.svc:%d", naming.Name(h.o.Prefix, "hetu"), h.o.Namespace, h.port)}}
 	if h.backend != nil {
 		eps = append(eps, h.backend.Endpoints()...)
 	} else {
@@ -296,4 +296,21 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// hetuLabel is the kind label of a HeTu target.
+const hetuLabel = "hetu"
+
+// wireHeTu gives the scripts the HeTu server, its auth key and its Redis back end.
+func wireHeTu(spec *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Addresses, []SecretEnv) {
+	w, t := newWiring(endpoints), spec.HeTu
+	w.out.HeTu = &HeTuAddresses{Addrs: w.byRole[RoleHeTu], Instance: t.Instance, Layers: string(t.PacketLayers)}
+	w.secret(EnvHeTuAuthKey, t.AuthKeySecretRef)
+	if b := t.Backend.External; b != nil {
+		w.externalRedis(b)
+	} else if b := t.Backend.Redis; b != nil {
+		w.out.Redis = w.redis()
+		w.secret(EnvRedisPassword, b.PasswordSecretRef)
+	}
+	return w.done()
 }

@@ -78,7 +78,7 @@ func newRedis(spec *v1alpha1.RedisTarget, o Options, name string) (*redis, error
 }
 
 // Kind implements Target.
-func (r *redis) Kind() string { return string(r.engine) + "/" + string(r.mode) }
+func (r *redis) Kind() string { return redisKindLabel(r.spec) }
 
 // Provider implements Target.
 func (r *redis) Provider() string {
@@ -109,11 +109,11 @@ func (r *redis) Endpoints() []v1alpha1.Endpoint {
 	}
 	switch r.mode {
 	case v1alpha1.RedisHA:
-		return []v1alpha1.Endpoint{{Role: "master", Address: master}, {Role: "replica", Address: replica}, {Role: "sentinel", Address: sentinel}}
+		return []v1alpha1.Endpoint{{Role: RoleMaster, Address: master}, {Role: RoleReplica, Address: replica}, {Role: RoleSentinel, Address: sentinel}}
 	case v1alpha1.RedisProxy:
-		return []v1alpha1.Endpoint{{Role: "proxy", Address: r.svc(proxySuffix, proxyPort)}, {Role: "master", Address: master}, {Role: "replica", Address: replica}}
+		return []v1alpha1.Endpoint{{Role: RoleProxy, Address: r.svc(proxySuffix, proxyPort)}, {Role: RoleMaster, Address: master}, {Role: RoleReplica, Address: replica}}
 	}
-	return []v1alpha1.Endpoint{{Role: "redis", Address: master}}
+	return []v1alpha1.Endpoint{{Role: RoleRedis, Address: master}}
 }
 
 // Objects implements Target.
@@ -520,4 +520,24 @@ func statefulSet(meta metav1.ObjectMeta, serviceName string, replicas int32, lab
 func execProbe(cmd string) *corev1.Probe {
 	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", cmd}}},
 		PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3}
+}
+
+// redisKindLabel is the kind label of a Redis target: engine/mode with their defaults (redis/single).
+func redisKindLabel(spec *v1alpha1.RedisTarget) string {
+	engine, mode := spec.Engine, spec.Mode
+	if engine == "" {
+		engine = v1alpha1.EngineRedis
+	}
+	if mode == "" {
+		mode = v1alpha1.RedisSingle
+	}
+	return string(engine) + "/" + string(mode)
+}
+
+// wireRedis gives the scripts the proxy, or the master with its replicas, and the password.
+func wireRedis(spec *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Addresses, []SecretEnv) {
+	w := newWiring(endpoints)
+	w.out.Redis = w.redis()
+	w.secret(EnvRedisPassword, spec.Redis.PasswordSecretRef)
+	return w.done()
 }

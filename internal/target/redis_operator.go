@@ -18,7 +18,8 @@ var OperatorGroupVersion = schema.GroupVersion{Group: "redis.redis.opstreelabs.i
 
 // operatorObjects are the redis-operator resources: Redis (single) or RedisReplication
 // (ha, proxy) plus RedisSentinel (ha), and the ConfigMap with the extra server config that
-// makes a plain image work without persistence (dir /tmp, see shared/notes/redis.md).
+// makes a plain image work without persistence (dir /tmp, writable
+// without a volume).
 func (r *redis) operatorObjects() []client.Object {
 	o := r.o
 	extra := &corev1.ConfigMap{ObjectMeta: o.meta(r.name+"-config", "redis-config"),

@@ -97,19 +97,13 @@ type Workload struct {
 	Name string
 }
 
-// New builds the Target of spec.
+// New builds the Target of spec (its kind's KindInfo.Cluster).
 func New(spec *v1alpha1.TargetSpec, o Options) (Target, error) {
-	switch {
-	case spec.HeTu != nil:
-		return newHeTu(spec.HeTu, o)
-	case spec.Redis != nil:
-		return newRedis(spec.Redis, o, "redis")
-	case spec.External != nil:
-		return &external{spec: spec.External}, nil
-	case spec.Custom != nil:
-		return newCustom(spec.Custom, o)
+	k, err := KindOf(spec)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("target: set one of hetu, redis, external or custom")
+	return k.Cluster(spec, o)
 }
 
 // withLabels returns o.Labels plus component.

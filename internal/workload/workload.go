@@ -35,7 +35,64 @@ type Descriptor struct {
 	Params []string
 	// FreeParams: any params key is passed on (type script).
 	FreeParams bool
+	// Address is which of the target's addresses (plan.Target) its scenarios connect to.
+	Address Address
+	// Protocol is its packetd protocol table (ProtocolRedis, ProtocolHTTP, ProtocolGRPC;
+	// "" for none): the report shape packetd has one row per scenario of it.
+	Protocol string
+	// Echo tells whether its scenarios are reported in the echo shape (the echo-server
+	// comparison of seed 002) instead of the ya tables' comparison.
+	Echo bool
+	// Iterations tells whether its live progress counts k6 iterations (its calls are recorded
+	// by the user's script, which k6 does not see).
+	Iterations bool
 }
+
+// Address is which address of the target a scenario type connects to: the fields of the
+// load scripts' BENCHRUN_TARGET (plan.Target), which each target kind wires.
+type Address string
+
+// Target addresses.
+const (
+	// AddressRedis is the Redis endpoint (a proxy, or the master with its read replicas).
+	AddressRedis Address = "redis"
+	// AddressHeTu is the HeTu endpoint.
+	AddressHeTu Address = "hetu"
+	// AddressTCP is a plain TCP (or TLS) endpoint.
+	AddressTCP Address = "tcp"
+	// AddressHTTP is an HTTP endpoint.
+	AddressHTTP Address = "http"
+	// AddressGRPC is a gRPC endpoint.
+	AddressGRPC Address = "grpc"
+	// AddressAny is whatever the target has (a script reads BENCHRUN_TARGET itself).
+	AddressAny Address = "any"
+)
+
+// The packetd protocol tables (report shape packetd: "### Redis", "### HTTP", "### Grpc").
+const (
+	// ProtocolRedis is the Redis protocol table (scenarios that name their command).
+	ProtocolRedis = "Redis"
+	// ProtocolHTTP is the HTTP protocol table.
+	ProtocolHTTP = "HTTP"
+	// ProtocolGRPC is the Grpc protocol table.
+	ProtocolGRPC = "Grpc"
+)
+
+// Report table shapes (`benchrun report --format`), named after where the seeds' tables come
+// from: ya (seeds 000/001, every scenario), echo (002), packetd (003), ycsb (004, Pegasus).
+const (
+	// ShapeYa is the ya runner's tables: CPS, execution time, return values (every scenario).
+	ShapeYa = "ya"
+	// ShapeEcho is the echo-server comparison (types with Echo).
+	ShapeEcho = "echo"
+	// ShapePacketd is the packetd protocol tables (types with a Protocol).
+	ShapePacketd = "packetd"
+	// ShapeYCSB is the Pegasus per-operation table (ycsb scenarios).
+	ShapeYCSB = "ycsb"
+)
+
+// Shapes are the report shapes in the order reports print them.
+func Shapes() []string { return []string{ShapeYa, ShapeEcho, ShapePacketd, ShapeYCSB} }
 
 // redisKinds are the external kinds with a Redis endpoint.
 var redisKinds = []v1alpha1.ExternalKind{v1alpha1.ExternalRedis}
@@ -44,21 +101,31 @@ var redisKinds = []v1alpha1.ExternalKind{v1alpha1.ExternalRedis}
 var descriptors = []Descriptor{
 	hetu(v1alpha1.ScenarioHeTuHelloWorld), hetu(v1alpha1.ScenarioHeTuGet), hetu(v1alpha1.ScenarioHeTuGetThenUpdate),
 	hetu(v1alpha1.ScenarioHeTuGet2Update2), hetu(v1alpha1.ScenarioHeTuCall),
-	{Type: v1alpha1.ScenarioRedisUpsert, External: redisKinds, Params: []string{"batch", "prefill", "serverCounts"}},
-	{Type: v1alpha1.ScenarioRedisGet, BodySize: true, OpenModel: true, External: redisKinds, Params: []string{"batch", "prefill", "serverCounts"}},
-	{Type: v1alpha1.ScenarioRedisSet, BodySize: true, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
-	{Type: v1alpha1.ScenarioRedisPing, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
-	{Type: v1alpha1.ScenarioRedisCommand, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
-	{Type: v1alpha1.ScenarioYCSB, BodySize: true, OpenModel: true, External: redisKinds, Params: []string{"batch", "serverCounts"}},
-	{Type: v1alpha1.ScenarioScript, BodySize: true, Custom: true, FreeParams: true},
-	{Type: v1alpha1.ScenarioTCPEcho, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalTCP}, Params: []string{"batch"}},
-	{Type: v1alpha1.ScenarioHTTP, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHTTP}, Params: []string{"batch"}},
-	{Type: v1alpha1.ScenarioGRPC, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalGRPC}, Params: []string{"batch"}},
+	redis(v1alpha1.ScenarioRedisUpsert, false, false, "batch", "prefill", "serverCounts"),
+	redis(v1alpha1.ScenarioRedisGet, true, true, "batch", "prefill", "serverCounts"),
+	redis(v1alpha1.ScenarioRedisSet, true, true, "batch", "serverCounts"),
+	redis(v1alpha1.ScenarioRedisPing, false, true, "batch", "serverCounts"),
+	redis(v1alpha1.ScenarioRedisCommand, false, true, "batch", "serverCounts"),
+	redis(v1alpha1.ScenarioYCSB, true, true, "batch", "serverCounts"),
+	{Type: v1alpha1.ScenarioScript, BodySize: true, Custom: true, FreeParams: true, Address: AddressAny, Iterations: true},
+	{Type: v1alpha1.ScenarioTCPEcho, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalTCP},
+		Params: []string{"batch"}, Address: AddressTCP, Echo: true},
+	{Type: v1alpha1.ScenarioHTTP, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHTTP},
+		Params: []string{"batch"}, Address: AddressHTTP, Protocol: ProtocolHTTP},
+	{Type: v1alpha1.ScenarioGRPC, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalGRPC},
+		Params: []string{"batch"}, Address: AddressGRPC, Protocol: ProtocolGRPC},
 }
 
 // hetu is the descriptor of a hetu.* type.
 func hetu(t v1alpha1.ScenarioType) Descriptor {
-	return Descriptor{Type: t, OpenModel: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHeTu}, Params: []string{"batch", "seed"}}
+	return Descriptor{Type: t, OpenModel: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHeTu}, Params: []string{"batch", "seed"},
+		Address: AddressHeTu}
+}
+
+// redis is the descriptor of a Redis type (redis.* and ycsb): the Redis protocol table.
+func redis(t v1alpha1.ScenarioType, bodySize, open bool, params ...string) Descriptor {
+	return Descriptor{Type: t, BodySize: bodySize, OpenModel: open, External: redisKinds, Params: params,
+		Address: AddressRedis, Protocol: ProtocolRedis}
 }
 
 // All are the descriptors of every built-in scenario type.
@@ -73,6 +140,10 @@ func For(t v1alpha1.ScenarioType) (Descriptor, bool) {
 	}
 	return Descriptor{}, false
 }
+
+// Of is the descriptor of a scenario type given as a string (result documents, plans); false
+// for an unknown type.
+func Of(t string) (Descriptor, bool) { return For(v1alpha1.ScenarioType(t)) }
 
 // IsHeTu tells whether t is a hetu.* type.
 func IsHeTu(t v1alpha1.ScenarioType) bool { return strings.HasPrefix(string(t), "hetu.") }

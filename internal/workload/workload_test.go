@@ -61,3 +61,29 @@ func TestDescriptors(t *testing.T) {
 		t.Error("an unknown type has a descriptor")
 	}
 }
+
+// TestDescriptorAddresses: every type names the address it connects to, and one that runs
+// against external targets connects to the address of those kinds; report shapes are known.
+func TestDescriptorAddresses(t *testing.T) {
+	byExternal := map[v1alpha1.ExternalKind]Address{v1alpha1.ExternalRedis: AddressRedis, v1alpha1.ExternalHeTu: AddressHeTu,
+		v1alpha1.ExternalTCP: AddressTCP, v1alpha1.ExternalHTTP: AddressHTTP, v1alpha1.ExternalGRPC: AddressGRPC}
+	for _, d := range All() {
+		if d.Address == "" {
+			t.Errorf("%s: no Address", d.Type)
+		}
+		for _, k := range d.External {
+			if byExternal[k] != d.Address {
+				t.Errorf("%s: runs against external kind %s but connects to %s", d.Type, k, d.Address)
+			}
+		}
+		if got, ok := Of(string(d.Type)); !ok || got.Type != d.Type {
+			t.Errorf("Of(%q) = %+v, %v", d.Type, got, ok)
+		}
+		if d.Echo && d.Protocol != "" {
+			t.Errorf("%s: both the echo shape and a packetd table", d.Type)
+		}
+	}
+	if got := Shapes(); len(got) != 4 || got[0] != ShapeYa {
+		t.Errorf("Shapes() = %v", got)
+	}
+}

@@ -17,10 +17,12 @@ import (
 
 	"github.com/benchrun/benchrun/internal/results"
 	"github.com/benchrun/benchrun/k6ext/ctxwatch"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 // EchoScenarioType is the scenario type of echo calls.
-const EchoScenarioType = "tcp.echo"
+const EchoScenarioType = string(v1alpha1.ScenarioTCPEcho)
 
 // MaxEchoSize bounds an echo message (the API's bodySize maximum).
 const MaxEchoSize = 16 << 20

@@ -26,10 +26,12 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/benchrun/benchrun/internal/results"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 // GRPCScenarioType is the scenario type of unary gRPC calls.
-const GRPCScenarioType = "grpc"
+const GRPCScenarioType = string(v1alpha1.ScenarioGRPC)
 
 // MaxGRPCMessage bounds the messages a gRPC client sends and receives.
 const MaxGRPCMessage = 64 << 20

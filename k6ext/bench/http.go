@@ -17,10 +17,12 @@ import (
 	"go.k6.io/k6/v2/js/common"
 
 	"github.com/benchrun/benchrun/internal/results"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 // HTTPScenarioType is the scenario type of HTTP calls.
-const HTTPScenarioType = "http"
+const HTTPScenarioType = string(v1alpha1.ScenarioHTTP)
 
 // HTTPOptions configure an HTTP client.
 type HTTPOptions struct {

@@ -12,6 +12,8 @@ import (
 	"go.k6.io/k6/v2/js/common"
 
 	"github.com/benchrun/benchrun/internal/results"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 // randPlaceholder is replaced in loop() arguments by a random 12-digit key number, as
@@ -78,12 +80,14 @@ func (m *Module) redis(c sobek.FunctionCall) sobek.Value {
 	o := rt.NewObject()
 	set := func(name string, fn func(sobek.FunctionCall) sobek.Value) { _ = o.Set(name, fn) }
 	set("get", func(c sobek.FunctionCall) sobek.Value {
-		return rc.jsCall(c, "redis.get", "GET", c.Argument(0).String())
+		return rc.jsCall(c, string(v1alpha1.ScenarioRedisGet), "GET", c.Argument(0).String())
 	})
 	set("set", func(c sobek.FunctionCall) sobek.Value {
-		return rc.jsCall(c, "redis.set", "SET", c.Argument(0).String(), c.Argument(1).String())
+		return rc.jsCall(c, string(v1alpha1.ScenarioRedisSet), "SET", c.Argument(0).String(), c.Argument(1).String())
 	})
-	set("ping", func(c sobek.FunctionCall) sobek.Value { return rc.jsCall(c, "redis.ping", "PING") })
+	set("ping", func(c sobek.FunctionCall) sobek.Value {
+		return rc.jsCall(c, string(v1alpha1.ScenarioRedisPing), "PING")
+	})
 	set("command", func(c sobek.FunctionCall) sobek.Value {
 		args := make([]string, len(c.Arguments))
 		for i, a := range c.Arguments {
@@ -393,7 +397,7 @@ func (rc *redisClient) jsUpsertN(c sobek.FunctionCall) sobek.Value {
 
 // upsertOnce runs and records one upsert of number (random in [1, keyspace] when 0).
 func (rc *redisClient) upsertOnce(number int64) (int64, error) {
-	rec := rc.m.recs.Current("redis.upsert")
+	rec := rc.m.recs.Current(string(v1alpha1.ScenarioRedisUpsert))
 	if number <= 0 {
 		number = 1 + rc.m.rng.Int64N(rc.upsert.keyspace)
 	}

@@ -11,6 +11,8 @@ import (
 	"go.k6.io/k6/v2/js/common"
 
 	"github.com/benchrun/benchrun/internal/results"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
 // ycsbWorkload runs YCSB core-workload operations against Redis hashes, the way YCSB's
@@ -171,7 +173,7 @@ type ycsbOps struct {
 func (w *ycsbWorkload) run(n int64) int64 {
 	rc := w.rc
 	var recs ycsbOps
-	if recs.all = rc.m.recs.Current("ycsb"); recs.all != nil {
+	if recs.all = rc.m.recs.Current(string(v1alpha1.ScenarioYCSB)); recs.all != nil {
 		// only the operations the mix can choose (each recorder holds ~190 KiB of histogram)
 		op := func(name string, p float64) *results.Recorder {
 			if p > 1e-9 { // not a float remainder of the others

@@ -1,0 +1,165 @@
+package target
+
+import "github.com/benchrun/benchrun/api/v1alpha1"
+
+// This file is what the load scripts get of a target (plan.Target is Addresses): the endpoint
+// roles, the addresses by protocol and the secret environment variables. Each kind's Wire
+// (kinds.go) fills them from its endpoints.
+
+// Endpoint roles the target kinds publish in status.target.endpoints.
+const (
+	// RoleHeTu is a HeTu server.
+	RoleHeTu = "hetu"
+	// RoleRedis is a single Redis (or Valkey) server.
+	RoleRedis = "redis"
+	// RoleMaster is the master of a Redis with replicas.
+	RoleMaster = "master"
+	// RoleReplica is a Redis read replica.
+	RoleReplica = "replica"
+	// RoleSentinel is a Redis sentinel.
+	RoleSentinel = "sentinel"
+	// RoleProxy is the read/write-splitting proxy in front of a Redis with replicas.
+	RoleProxy = "proxy"
+	// RoleCustom is the endpoint role of a custom target's first port, where the load goes;
+	// its other ports are RoleCustom + "-" + the port's name.
+	RoleCustom = "custom"
+)
+
+// Secret environment variables of the load scripts (values only ever from Secrets).
+const (
+	// EnvRedisUsername is filled from a Secret: the Redis ACL user.
+	EnvRedisUsername = "BENCHRUN_REDIS_USERNAME"
+	// EnvRedisPassword is filled from a Secret: the Redis password.
+	EnvRedisPassword = "BENCHRUN_REDIS_PASSWORD"
+	// EnvRedisTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS Redis endpoint.
+	EnvRedisTLSCA = "BENCHRUN_REDIS_TLS_CA"
+	// EnvTLSCA is filled from a Secret: the PEM CA bundle verifying a TLS tcp or http endpoint.
+	EnvTLSCA = "BENCHRUN_TLS_CA"
+	// EnvHeTuAuthKey is filled from a Secret: the HeTu auth key for signed hellos.
+	EnvHeTuAuthKey = "BENCHRUN_HETU_AUTHKEY"
+)
+
+// SecretEnv is an environment variable filled from a Secret key.
+type SecretEnv struct {
+	// Name is the environment variable.
+	Name string `json:"name"`
+	// Secret is the Secret key holding the value.
+	Secret v1alpha1.SecretKeyRef `json:"secret"`
+}
+
+// Addresses is where the load scripts connect (BENCHRUN_TARGET, plan.Target); credentials come
+// through SecretEnv. Each kind wires its own (KindInfo.Wire).
+type Addresses struct {
+	// Redis is the Redis endpoint for redis.* and ycsb scenarios (also HeTu's back end).
+	Redis *RedisAddresses `json:"redis,omitempty"`
+	// HeTu is the HeTu endpoint for hetu.* scenarios.
+	HeTu *HeTuAddresses `json:"hetu,omitempty"`
+	// TCP is the TCP endpoint for tcp.* scenarios (a custom target's first port, or an
+	// external target of kind tcp).
+	TCP *StreamAddresses `json:"tcp,omitempty"`
+	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
+	// external target of kind http: https when its TLS is enabled).
+	HTTP *StreamAddresses `json:"http,omitempty"`
+	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
+	// its first port, or an external target of kind grpc: TLS when enabled).
+	GRPC *StreamAddresses `json:"grpc,omitempty"`
+}
+
+// StreamAddresses is a plain TCP (or TLS) endpoint: tcp, http and grpc scenarios.
+type StreamAddresses struct {
+	// Addrs are host:port addresses; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// TLS enables TLS.
+	TLS bool `json:"tls,omitempty"`
+	// TLSServerName overrides the verified server name.
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	// TLSInsecure skips certificate verification.
+	TLSInsecure bool `json:"tlsInsecure,omitempty"`
+}
+
+// RedisAddresses is a Redis endpoint.
+type RedisAddresses struct {
+	// Addrs are write (and default read) host:port addresses; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// ReadAddrs are read-replica addresses for read scenarios, when set.
+	ReadAddrs []string `json:"readAddrs,omitempty"`
+	// TLS enables TLS.
+	TLS bool `json:"tls,omitempty"`
+	// TLSServerName overrides the verified server name.
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	// TLSInsecure skips certificate verification.
+	TLSInsecure bool `json:"tlsInsecure,omitempty"`
+}
+
+// HeTuAddresses is a HeTu endpoint.
+type HeTuAddresses struct {
+	// Addrs are host:port addresses of HeTu servers; VUs spread over them.
+	Addrs []string `json:"addrs"`
+	// Instance is the HeTu instance name (path /hetu/<instance>).
+	Instance string `json:"instance"`
+	// Layers is the packet layer stack (msgpack, msgpack+zlib, msgpack+zlib+crypto).
+	Layers string `json:"layers"`
+}
+
+// wiring collects one kind's Addresses and secret env vars from its endpoints.
+type wiring struct {
+	out     Addresses
+	secrets []SecretEnv
+	byRole  map[string][]string
+}
+
+// newWiring indexes endpoints by role.
+func newWiring(endpoints []v1alpha1.Endpoint) *wiring {
+	w := &wiring{byRole: map[string][]string{}}
+	for _, ep := range endpoints {
+		w.byRole[ep.Role] = append(w.byRole[ep.Role], ep.Address)
+	}
+	return w
+}
+
+// done returns what was wired.
+func (w *wiring) done() (Addresses, []SecretEnv) { return w.out, w.secrets }
+
+// secret adds a secret env var when ref is set.
+func (w *wiring) secret(name string, ref *v1alpha1.SecretKeyRef) {
+	if ref != nil {
+		w.secrets = append(w.secrets, SecretEnv{Name: name, Secret: *ref})
+	}
+}
+
+// redis is the Redis endpoint among the endpoints: the proxy (which splits reads and writes
+// itself), else the master or single server with the replicas for reads.
+func (w *wiring) redis() *RedisAddresses {
+	if p := w.byRole[RoleProxy]; len(p) > 0 {
+		return &RedisAddresses{Addrs: p}
+	}
+	for _, role := range []string{RoleMaster, RoleRedis} {
+		if a := w.byRole[role]; len(a) > 0 {
+			return &RedisAddresses{Addrs: a[:1], ReadAddrs: w.byRole[RoleReplica]}
+		}
+	}
+	return nil
+}
+
+// externalRedis wires an external Redis endpoint and its credentials.
+func (w *wiring) externalRedis(e *v1alpha1.ExternalTarget) {
+	r := &RedisAddresses{Addrs: e.Addresses[:1], ReadAddrs: e.ReadAddresses}
+	if e.TLS != nil && e.TLS.Enabled {
+		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
+	}
+	w.out.Redis = r
+	w.secret(EnvRedisUsername, e.UsernameSecretRef)
+	w.secret(EnvRedisPassword, e.PasswordSecretRef)
+	if e.TLS != nil && e.TLS.Enabled {
+		w.secret(EnvRedisTLSCA, e.TLS.CASecretRef)
+	}
+}
+
+// externalStream is the endpoint of an external target of kind tcp, http or grpc.
+func externalStream(e *v1alpha1.ExternalTarget) *StreamAddresses {
+	r := &StreamAddresses{Addrs: e.Addresses}
+	if e.TLS != nil && e.TLS.Enabled {
+		r.TLS, r.TLSServerName, r.TLSInsecure = true, e.TLS.ServerName, e.TLS.InsecureSkipVerify
+	}
+	return r
+}
