@@ -13,7 +13,8 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-const hostileName = `get<script>alert(1)</script>&"|x`
+// chartHostileName is a scenario name with HTML and table syntax in it.
+const chartHostileName = `get<script>alert(1)</script>&"|x`
 
 // svgElements parses an SVG document and counts its data elements (series paths, bars, dots).
 func svgElements(t *testing.T, name string, svg []byte) int {
@@ -43,7 +44,7 @@ func faultDoc(t *testing.T) *results.Document {
 	t.Helper()
 	start := time.Unix(1_700_000_000, 0)
 	var scs []results.Scenario
-	for i, name := range []string{hostileName, "set"} {
+	for i, name := range []string{chartHostileName, "set"} {
 		rec := results.NewRecorder(name, "redis.get")
 		if i == 0 {
 			rec.SetWindows(results.FaultWindows(start, []time.Duration{20 * time.Second}))
@@ -76,7 +77,7 @@ func TestChartsFromDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, lat := FaultChartFiles(hostileName)
+	calls, lat := FaultChartFiles(chartHostileName)
 	for _, name := range []string{ChartCPS, ChartLatency, ChartPercentiles, ChartReturnValues, calls, lat} {
 		svg, ok := files[name]
 		if !ok {

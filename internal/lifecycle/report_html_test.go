@@ -16,11 +16,11 @@ import (
 func TestHTMLReport(t *testing.T) {
 	doc := faultDoc(t)
 	sum := results.Summarize(doc, results.DefaultOptions())
-	files, err := Reports(hostileName, sum, doc, "\n**Faults**: `pause` <b>x</b>\n")
+	files, err := Reports(chartHostileName, sum, doc, "\n**Faults**: `pause` <b>x</b>\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := HTMLReport(hostileName, files)
+	page, err := HTMLReport(chartHostileName, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestHTMLReport(t *testing.T) {
 	if err := json.Unmarshal(files[ReportJSON], &want); err != nil {
 		t.Fatal(err)
 	}
-	if data.Title != hostileName || !reflect.DeepEqual(data.Summary, want) || len(data.Charts) < 6 {
+	if data.Title != chartHostileName || !reflect.DeepEqual(data.Summary, want) || len(data.Charts) < 6 {
 		t.Errorf("data block: %q, %d charts, summary equal: %v", data.Title, len(data.Charts), reflect.DeepEqual(data.Summary, want))
 	}
 	if got := cells(`| a\|b | c\nd |  |`); !reflect.DeepEqual(got, []string{"a|b", "c\nd", ""}) {
