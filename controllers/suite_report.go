@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,7 +105,7 @@ func thresholdSummary(ths []v1alpha1.SuiteThresholdResult) string {
 	for _, t := range ths {
 		if !t.Passed {
 			if broken == 0 {
-				first = fmt.Sprintf("%s %s '%s': observed %.4g, limit %.4g %s", t.Variant, t.Scenario, t.Expr, t.Observed, t.Limit, t.Message)
+				first = strings.TrimSpace(fmt.Sprintf("%s %s '%s': observed %.4g, limit %.4g %s", t.Variant, t.Scenario, t.Expr, t.Observed, t.Limit, t.Message))
 			}
 			broken++
 		}
