@@ -106,3 +106,27 @@ thresholds: [{variant: io8, expr: "cps >= -5%", significance: true}]`), metav1.C
 		t.Errorf("variant target not kept: %+v", s.Spec.Variants[2].Target)
 	}
 }
+
+// TestSuiteSpecImmutable: a suite's spec cannot change once created (its children were
+// expanded from it); its labels can.
+func TestSuiteSpecImmutable(t *testing.T) {
+	ns := createNamespace(t)
+	res := dyn.Resource(suitesGVR).Namespace(ns)
+	created, err := res.Create(context.Background(), suiteFromSpec(t, "fixed", `
+template: {target: {redis: {}}, load: {scenarios: [{name: get, type: redis.get}]}}
+variants: [{name: a}, {name: b, redis: {version: "8.4"}}]`), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.SetLabels(map[string]string{"team": "db"})
+	if created, err = res.Update(context.Background(), created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("label update refused: %v", err)
+	}
+	if err := unstructured.SetNestedField(created.Object, int64(3), "spec", "repeat"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = res.Update(context.Background(), created, metav1.UpdateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "spec of a BenchmarkSuite cannot change") {
+		t.Errorf("spec update: %v", err)
+	}
+}

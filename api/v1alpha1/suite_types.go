@@ -433,7 +433,9 @@ type BenchmarkSuite struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec is what the user asks for.
+	// Spec is what the user asks for. It cannot change once created (the children already run
+	// it): delete the suite and create it again.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec of a BenchmarkSuite cannot change after it was created (its child runs were expanded from it): delete the suite and create it again, or create a new one such as redis-compare-2"
 	Spec BenchmarkSuiteSpec `json:"spec"`
 	// Status is what the operator observed.
 	// +optional
