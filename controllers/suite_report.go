@@ -19,7 +19,8 @@ import (
 	"github.com/benchrun/benchrun/internal/suite"
 )
 
-// maxSuiteRows bounds status.table (the CRD's maxItems); the report holds every row.
+// maxSuiteRows bounds status.table and status.thresholds (the CRD's maxItems); table.json in
+// the report holds every row.
 const maxSuiteRows = 512
 
 // outcomes reads the ended children's results (cached) in run order.
@@ -58,6 +59,9 @@ func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) er
 	s.Status.Table = table
 	if len(table) > maxSuiteRows {
 		s.Status.Table = table[:maxSuiteRows]
+	}
+	if len(s.Status.Thresholds) > maxSuiteRows { // the verdict counts them all; report.md lists the kept ones
+		s.Status.Thresholds = s.Status.Thresholds[:maxSuiteRows]
 	}
 	failed := 0
 	for _, c := range s.Status.Children {
