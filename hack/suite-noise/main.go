@@ -73,7 +73,9 @@ func main() {
 	}
 	fmt.Printf("slowdown suite: a (%d VUs) %.0f ± %.0f, b (%s) %.0f ± %.0f calls/s, Δ %+.2f%%; threshold %s passed=%v %s\n",
 		r.vus, rows[0].CPS.Mean, half(rows[0].CPS), how, rows[1].CPS.Mean, half(rows[1].CPS), deref(rows[1].CPSDeltaPercent), ths[0].Expr, ths[0].Passed, ths[0].Message)
-	fmt.Printf("run-to-run spread of the same-vs-same runs: CV %.1f %% (%d runs of 1 s, %d VUs)\n", 100*spread.SD/spread.Mean, len(all), *vus)
+	if len(all) > 1 {
+		fmt.Printf("run-to-run spread of the same-vs-same runs: CV %.1f %% (%d runs of 1 s, %d VUs)\n", 100*spread.SD/spread.Mean, len(all), *vus)
+	}
 	fmt.Printf("same-vs-same: %d/%d no significant difference; slowdown: %s (p=%.4f, measured Δ %+.1f%%)\n",
 		same, *pairs, flagged, deref(rows[1].CPSPValue), deref(rows[1].CPSDeltaPercent))
 }
