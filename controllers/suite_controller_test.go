@@ -228,3 +228,33 @@ func TestSuiteInvalidVariantFailsBeforeRunning(t *testing.T) {
 		t.Errorf("children created: %v", kids)
 	}
 }
+
+// TestSuiteParallel: parallel creates every child in one step; the suite ends once all ended.
+func TestSuiteParallel(t *testing.T) {
+	e := newSuiteEnv(t)
+	s := e.twoVariantSuite("par", true)
+	s.Spec.Parallel = true
+	s.Spec.Thresholds = nil
+	if err := k8sClient.Delete(e.ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	s = &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: "par2", Namespace: e.ns}, Spec: s.Spec}
+	if err := k8sClient.Create(e.ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcileSuite(s.Name)
+	kids := e.children(s.Name)
+	if len(kids) != 4 {
+		t.Fatalf("children %v, want all 4 at once", kids)
+	}
+	for _, name := range kids {
+		e.endChild(name, 1000, false)
+	}
+	e.reconcileSuite(s.Name)
+	if got := e.getSuite(s.Name); got.Status.Phase != v1alpha1.SuiteSucceeded || got.Status.Verdict != "" || len(got.Status.Table) != 4 {
+		t.Errorf("suite: %s verdict %q table %d", got.Status.Phase, got.Status.Verdict, len(got.Status.Table))
+	}
+	if !e.hasEvent("Succeeded") {
+		t.Errorf("no Succeeded Event: %v", e.events)
+	}
+}
