@@ -25,9 +25,14 @@
 #      (echo-server -grpc), VUs, 1 KiB payload and duration; both counted by the server itself
 #  14. Hostile result document: manager memory to decode + merge a ~16 KiB gzip expanding to
 #      5.6 M empty scenarios (refused while read) vs an honest document of the same gzip size
+#  15. Suite verdicts under noise (hack/suite-noise): NOISE_PAIRS same-vs-same suites (2 identical
+#      variants × NOISE_REPEAT interleaved 1 s k6 runs each, separate k6 processes, local
+#      redis-server) judged by internal/suite (Mann–Whitney U, `cps >= -5%` with significance):
+#      how many show no significant difference; and one suite whose b runs against a server
+#      paused 1 ms of every 10 ms (CLIENT PAUSE, hz 500; measured Δ printed): flagged or not, with p
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), HETU_SECONDS (8), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
-# SCALE_RUNS (1000), GRPC_VUS (16), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
+# SCALE_RUNS (1000), GRPC_VUS (16), NOISE_PAIRS (20), NOISE_REPEAT (4), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -140,3 +145,13 @@ hostile=$(go test -count=1 -run '^TestHostileManyScenarios$' -v ./internal/runne
 echo "$hostile"
 alloc=$(sed -n 's/.*-> decode+merge allocated \([0-9.]*\) MiB.*/\1/p' <<<"$hostile")
 [[ -n $alloc ]] && echo "goal: hostile document refused under 64 MiB allocated: $(python3 -c "print('met' if $alloc < 64 else 'NOT met')") (before the structure check: >12 GiB, heap 9.4 GiB)"
+
+hr "15. Suite verdicts under noise: ${NOISE_PAIRS:-20} same-vs-same suites and one slowed server (repeat ${NOISE_REPEAT:-4}, 1 s k6 runs, local redis-server)"
+(
+  need redis-server redis-cli
+  setup_redis
+  go build -o "$WORK/suite-noise" ./hack/suite-noise
+  redis-cli -p "$PORT" config set hz 500 >/dev/null # CLIENT PAUSE ends in the cron: within 2 ms
+  "$WORK/suite-noise" -k6 "$K6" -script "$ROOT/scripts/k6/benchrun.js" -redis "127.0.0.1:$PORT" \
+    -pairs "${NOISE_PAIRS:-20}" -repeat "${NOISE_REPEAT:-4}" -pause-ms 1 -work "$WORK" | grep -E '^(same-vs-same:|slowdown|run-to-run)'
+)

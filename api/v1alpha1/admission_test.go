@@ -79,6 +79,8 @@ func apply(ns string, obj *unstructured.Unstructured) (*unstructured.Unstructure
 	switch gvk.Kind {
 	case "BenchmarkRun":
 		gvr = runsGVR
+	case "BenchmarkSuite":
+		gvr = suitesGVR
 	case "Secret":
 		gvr = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	case "ConfigMap":

@@ -12,7 +12,14 @@ import (
 // TestEveryCRDFieldIsDocumented walks the generated CRD schema: every property must carry a
 // description, so `kubectl explain benchmarkrun.spec...` documents every field.
 func TestEveryCRDFieldIsDocumented(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "crd", "bases", "bench.benchrun.io_benchmarkruns.yaml"))
+	for _, name := range []string{"bench.benchrun.io_benchmarkruns.yaml", "bench.benchrun.io_benchmarksuites.yaml"} {
+		t.Run(name, func(t *testing.T) { checkCRDDocumented(t, name) })
+	}
+}
+
+// checkCRDDocumented fails t for every property of the CRD file without a description.
+func checkCRDDocumented(t *testing.T, file string) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "crd", "bases", file))
 	if err != nil {
 		t.Fatal(err)
 	}

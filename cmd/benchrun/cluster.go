@@ -14,12 +14,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/suite"
 )
 
 // The kubectl plugin verbs (kubectl benchrun get|report|compare|watch) read BenchmarkRuns from
@@ -145,11 +148,74 @@ func cmdGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		shown++
 	}
 	_ = tw.Flush()
-	if shown == 0 && len(names) > 0 {
+	suites, err := listSuites(ctx, k, names, stdout)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun get: %v\n", err)
+		return exitFailed
+	}
+	if shown+suites == 0 && len(names) > 0 {
 		_, _ = fmt.Fprintf(stderr, "benchrun get: no BenchmarkRun %s in namespace %s\n", strings.Join(names, ", "), k.ns)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// listSuites prints the namespace's BenchmarkSuites (those named, if any) after the runs:
+// phase, verdict, child runs ended/total, reference, age. It prints nothing without suites
+// (or without the suite CRD installed) and returns how many it printed.
+func listSuites(ctx context.Context, k *kube, names []string, w io.Writer) (int, error) {
+	var list v1alpha1.BenchmarkSuiteList
+	if err := k.c.List(ctx, &list, client.InNamespace(k.ns)); err != nil {
+		if meta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	var rows []v1alpha1.BenchmarkSuite
+	for _, s := range list.Items {
+		if len(names) == 0 || slices.Contains(names, s.Name) {
+			rows = append(rows, s)
+		}
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "\nSUITE\tPHASE\tVERDICT\tRUNS\tREFERENCE\tAGE")
+	for _, s := range rows {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, dash(string(s.Status.Phase)), dash(string(s.Status.Verdict)),
+			dash(s.Status.Progress), suite.Reference(&s.Spec), age(s.CreationTimestamp.Time))
+	}
+	return len(rows), tw.Flush()
+}
+
+// printSuiteReport prints a suite's report.md, or with --output json its combined table
+// (table.json), from the suite's report ConfigMap.
+func printSuiteReport(ctx context.Context, k *kube, s *v1alpha1.BenchmarkSuite, output, format string, w io.Writer) error {
+	if format != "all" || output == "csv" {
+		return fmt.Errorf("BenchmarkSuite %s: its report is report.md (--output table or markdown) or table.json (--output json); --format and csv apply to runs: report a child run, such as %s", s.Name, firstChild(s))
+	}
+	if s.Status.Report == nil {
+		return fmt.Errorf("BenchmarkSuite %s has no report yet (phase %s, %s child runs ended)", s.Name, dash(string(s.Status.Phase)), dash(s.Status.Progress))
+	}
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: s.Status.Report.ConfigMapName}, &cm); err != nil {
+		return fmt.Errorf("report of %s: %w", s.Name, err)
+	}
+	key := "report.md"
+	if output == "json" {
+		key = "table.json"
+	}
+	_, err := io.WriteString(w, cm.Data[key])
+	return err
+}
+
+// firstChild names a suite's first child run (or "<suite>-<variant>-r1").
+func firstChild(s *v1alpha1.BenchmarkSuite) string {
+	if len(s.Status.Children) > 0 {
+		return s.Status.Children[0].Name
+	}
+	return s.Name + "-<variant>-r1"
 }
 
 // dash is s or "-".
@@ -212,6 +278,12 @@ func cmdClusterReport(ctx context.Context, args []string, stdout, stderr io.Writ
 // seed shape's tables rendered from results.json.
 func printClusterReport(ctx context.Context, k *kube, name, output, format string, w io.Writer) error {
 	run, err := k.run(ctx, name)
+	if kerrors.IsNotFound(err) {
+		var s v1alpha1.BenchmarkSuite
+		if k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, &s) == nil {
+			return printSuiteReport(ctx, k, &s, output, format, w)
+		}
+	}
 	if err != nil {
 		return err
 	}

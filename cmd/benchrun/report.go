@@ -13,6 +13,7 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/suite"
 	"github.com/benchrun/benchrun/internal/target"
 	"github.com/benchrun/benchrun/internal/validation"
 )
@@ -30,6 +31,9 @@ func loadRunFile(ctx context.Context, path, name string) (*v1alpha1.BenchmarkRun
 	f, err := v.ParseFile(ctx, bytes.NewReader(data))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(f.Runs) == 0 {
+		return nil, nil, fmt.Errorf("%s holds no BenchmarkRun (only BenchmarkSuites): running a suite locally is not supported yet; apply it to a cluster (kubectl apply -f %s)", path, path)
 	}
 	if name == "" {
 		if len(f.Runs) > 1 {
@@ -82,6 +86,15 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		_, _ = fmt.Fprintf(stdout, "%s: BenchmarkRun %q is valid: target %s, %d × %d VUs, scenarios %s\n", *file, r.Name,
 			describeTarget(&r.Spec.Target), r.Spec.Load.Workers, r.Spec.Load.TasksPerWorker, strings.Join(names, ", "))
+	}
+	for _, s := range f.Suites {
+		children, _ := suite.Expand(s) // ParseFile expanded it already
+		names := make([]string, len(s.Spec.Variants))
+		for i, v := range s.Spec.Variants {
+			names[i] = v.Name
+		}
+		_, _ = fmt.Fprintf(stdout, "%s: BenchmarkSuite %q is valid: %d child runs, variants %s (reference %s), repeat %d\n", *file, s.Name,
+			len(children), strings.Join(names, ", "), suite.Reference(&s.Spec), s.Spec.Repeat)
 	}
 	return exitOK
 }

@@ -162,6 +162,14 @@ func run(f *managerFlags) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
+	if err := (&controllers.BenchmarkSuiteReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorderFor("benchrun-suite"),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("unable to create controller BenchmarkSuite: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("unable to set up health check: %w", err)
 	}

@@ -54,9 +54,12 @@ func run(luaPath, testsPath string) error {
 	if len(tf.Tests) == 0 {
 		return fmt.Errorf("%s: no tests", testsPath)
 	}
-	// The key Argo CD derives from resource.customizations.health.bench.benchrun.io_BenchmarkRun.
+	// The keys Argo CD derives from resource.customizations.health.bench.benchrun.io_BenchmarkRun
+	// and ..._BenchmarkSuite: the script under test is registered for both kinds (health.lua
+	// for runs, suite-health.lua for suites), each test's object selects it by its kind.
 	overrides := lua.ResourceHealthOverrides{
-		"bench.benchrun.io/BenchmarkRun": v1alpha1.ResourceOverride{HealthLua: string(script)},
+		"bench.benchrun.io/BenchmarkRun":   v1alpha1.ResourceOverride{HealthLua: string(script)},
+		"bench.benchrun.io/BenchmarkSuite": v1alpha1.ResourceOverride{HealthLua: string(script)},
 	}
 	failed := 0
 	for _, tc := range tf.Tests {

@@ -17,8 +17,16 @@ import (
 // evaluates rules without estimating their cost, so a rule over budget would pass here and be
 // refused by `kubectl apply` of the CRD).
 func TestCRDIsAccepted(t *testing.T) {
+	for name, manifest := range map[string][]byte{"benchmarkruns": crd.BenchmarkRuns, "benchmarksuites": crd.BenchmarkSuites} {
+		t.Run(name, func(t *testing.T) { checkCRDAccepted(t, manifest) })
+	}
+}
+
+// checkCRDAccepted runs the API server's CRD validation on one CRD manifest.
+func checkCRDAccepted(t *testing.T, manifest []byte) {
+	t.Helper()
 	var v1 apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(crd.BenchmarkRuns, &v1); err != nil {
+	if err := yaml.Unmarshal(manifest, &v1); err != nil {
 		t.Fatal(err)
 	}
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&v1)

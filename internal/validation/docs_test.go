@@ -136,7 +136,7 @@ func docsRunOf(path string) (map[string]any, error) {
 		return nil, err
 	}
 	for _, d := range docs {
-		if d["kind"] == "BenchmarkRun" {
+		if d["kind"] == "BenchmarkRun" || d["kind"] == "BenchmarkSuite" {
 			return d, nil
 		}
 	}
@@ -154,11 +154,11 @@ func docsCheckBlock(v *Validator, b docsBlock, samples map[string]string) (strin
 			if err != nil {
 				return "", err
 			}
-			if !bytes.Contains(data, []byte("kind: BenchmarkRun")) {
+			if !bytes.Contains(data, []byte("kind: BenchmarkRun")) && !bytes.Contains(data, []byte("kind: BenchmarkSuite")) {
 				continue
 			}
 			if !strings.HasPrefix(inc, "config/samples/") {
-				return "", fmt.Errorf("%s holds a BenchmarkRun but is not one of config/samples/", inc)
+				return "", fmt.Errorf("%s holds a BenchmarkRun or BenchmarkSuite but is not one of config/samples/", inc)
 			}
 			if err := docsParse(v, data); err != nil {
 				return "", fmt.Errorf("%s: %w", inc, err)
@@ -171,9 +171,9 @@ func docsCheckBlock(v *Validator, b docsBlock, samples map[string]string) (strin
 		return "", fmt.Errorf("not valid YAML: %w", err)
 	}
 	for _, d := range docs {
-		if d["kind"] == "BenchmarkRun" {
+		if d["kind"] == "BenchmarkRun" || d["kind"] == "BenchmarkSuite" {
 			if _, ok := samples[strings.TrimRight(b.text, "\n")]; !ok {
-				return "", errors.New("a complete BenchmarkRun must be one of config/samples/: include it with --8<-- \"config/samples/NAME.yaml\" (or copy the file byte for byte)")
+				return "", errors.New("a complete BenchmarkRun or BenchmarkSuite must be one of config/samples/: include it with --8<-- \"config/samples/NAME.yaml\" (or copy the file byte for byte)")
 			}
 			return "sample", docsParse(v, []byte(b.text))
 		}

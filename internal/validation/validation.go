@@ -48,16 +48,28 @@ import (
 	"github.com/benchrun/benchrun/config/crd"
 )
 
-// Validator validates BenchmarkRun objects like the API server does for the installed CRD.
+// Validator validates BenchmarkRun (or BenchmarkSuite) objects like the API server does for
+// the installed CRD.
 type Validator struct {
+	kind       string
 	structural *structuralschema.Structural
 	schema     apiservervalidation.SchemaValidator
 	cel        *cel.Validator
+	// suites validates BenchmarkSuites in run files (built by New).
+	suites *Validator
 }
 
-// New builds a Validator from the CRD embedded in the binary.
+// New builds a Validator from the CRDs embedded in the binary: BenchmarkRuns, and
+// BenchmarkSuites in run files.
 func New() (*Validator, error) {
-	return NewFromCRD(crd.BenchmarkRuns)
+	v, err := NewFromCRD(crd.BenchmarkRuns)
+	if err != nil {
+		return nil, err
+	}
+	if v.suites, err = NewFromCRD(crd.BenchmarkSuites); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // NewFromCRD builds a Validator from a CRD manifest (YAML) holding version v1alpha1.
@@ -83,6 +95,7 @@ func NewFromCRD(manifest []byte) (*Validator, error) {
 			return nil, fmt.Errorf("building schema validator: %w", err)
 		}
 		return &Validator{
+			kind:       def.Spec.Names.Kind,
 			structural: structural,
 			schema:     sv,
 			cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
@@ -97,16 +110,16 @@ func NewFromCRD(manifest []byte) (*Validator, error) {
 func (v *Validator) Validate(ctx context.Context, obj map[string]any) field.ErrorList {
 	var errs field.ErrorList
 	u := &unstructured.Unstructured{Object: obj}
-	if u.GetAPIVersion() != benchv1alpha1.GroupVersion.String() || u.GetKind() != "BenchmarkRun" {
+	if u.GetAPIVersion() != benchv1alpha1.GroupVersion.String() || u.GetKind() != v.kind {
 		return field.ErrorList{field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion()+" "+u.GetKind(),
-			"expected apiVersion "+benchv1alpha1.GroupVersion.String()+" and kind BenchmarkRun")}
+			"expected apiVersion "+benchv1alpha1.GroupVersion.String()+" and kind "+v.kind)}
 	}
 	for _, p := range pruning.PruneWithOptions(obj, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		errs = append(errs, field.Invalid(field.NewPath(p), nil, fmt.Sprintf("unknown field %q", p)))
 	}
 	structuraldefaulting.Default(obj, v.structural)
 	if u.GetName() == "" && u.GetGenerateName() == "" { // generateName: Argo CD hooks, kubectl create
-		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "a BenchmarkRun needs a name"))
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "a "+v.kind+" needs a name"))
 	}
 	named := u
 	if u.GetName() != "" || u.GetGenerateName() != "" {
@@ -147,7 +160,9 @@ func blockingError(errs field.ErrorList) (bool, *field.Error) {
 // Error is a file that failed validation; its message lists every problem, one per line,
 // in the API server's wording.
 type Error struct {
-	// Name is the BenchmarkRun's name (or its position in the file when unnamed).
+	// Kind is BenchmarkRun or BenchmarkSuite (empty: BenchmarkRun).
+	Kind string
+	// Name is the object's name (or its position in the file when unnamed).
 	Name string
 	// Errs are the problems found.
 	Errs field.ErrorList
@@ -159,7 +174,11 @@ func (e *Error) Error() string {
 	for _, fe := range e.Errs {
 		lines = append(lines, "  "+fe.Error())
 	}
-	return fmt.Sprintf("BenchmarkRun %q is invalid:\n%s", e.Name, strings.Join(lines, "\n"))
+	kind := e.Kind
+	if kind == "" {
+		kind = "BenchmarkRun"
+	}
+	return fmt.Sprintf("%s %q is invalid:\n%s", kind, e.Name, strings.Join(lines, "\n"))
 }
 
 // File is a run file's content: its BenchmarkRuns (validated and defaulted) and the Secrets and
@@ -167,6 +186,8 @@ func (e *Error) Error() string {
 type File struct {
 	// Runs are the BenchmarkRuns in file order.
 	Runs []*benchv1alpha1.BenchmarkRun
+	// Suites are the BenchmarkSuites in file order (validated with every child run they expand to).
+	Suites []*benchv1alpha1.BenchmarkSuite
 	// Objects are the other documents (Secrets, ConfigMaps), untouched.
 	Objects []*unstructured.Unstructured
 }
@@ -200,6 +221,14 @@ func (v *Validator) ParseFile(ctx context.Context, r io.Reader) (*File, error) {
 		if u.GetNamespace() == "" {
 			u.SetNamespace("default") // as kubectl does for a namespaced object
 		}
+		if u.GetKind() == "BenchmarkSuite" && v.suites != nil {
+			s, err := v.parseSuite(ctx, u, i)
+			if err != nil {
+				return nil, err
+			}
+			f.Suites = append(f.Suites, s)
+			continue
+		}
 		if u.GetKind() != "BenchmarkRun" {
 			f.Objects = append(f.Objects, u)
 			continue
@@ -217,8 +246,8 @@ func (v *Validator) ParseFile(ctx context.Context, r io.Reader) (*File, error) {
 		}
 		f.Runs = append(f.Runs, &run)
 	}
-	if len(f.Runs) == 0 {
-		return nil, errors.New("no BenchmarkRun in the file (expected apiVersion: bench.benchrun.io/v1alpha1, kind: BenchmarkRun)")
+	if len(f.Runs) == 0 && len(f.Suites) == 0 {
+		return nil, errors.New("no BenchmarkRun in the file (expected apiVersion: bench.benchrun.io/v1alpha1, kind: BenchmarkRun or BenchmarkSuite)")
 	}
 	return f, nil
 }

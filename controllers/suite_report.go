@@ -1,0 +1,166 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
+	"github.com/benchrun/benchrun/internal/suite"
+)
+
+// maxSuiteRows bounds status.table and status.thresholds (the CRD's maxItems); table.json in
+// the report holds every row.
+const maxSuiteRows = 512
+
+// outcomes reads the ended children's results (cached) in run order.
+func (r *BenchmarkSuiteReconciler) outcomes(ctx context.Context, s *v1alpha1.BenchmarkSuite) ([]suite.Outcome, error) {
+	var list v1alpha1.BenchmarkRunList
+	if err := r.Client.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{suite.LabelSuite: s.Name}); err != nil {
+		return nil, err
+	}
+	runs := map[string]*v1alpha1.BenchmarkRun{}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], s) {
+			runs[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	outs := make([]suite.Outcome, 0, len(s.Status.Children))
+	for _, c := range s.Status.Children {
+		o := suite.Outcome{Variant: c.Variant, Sweep: c.Sweep, Repetition: c.Repetition, Failed: c.Phase != v1alpha1.PhaseSucceeded}
+		if run, ok := runs[c.Name]; ok {
+			o.Results = run.Status.Results
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
+}
+
+// finish writes the combined table, the verdict, the report ConfigMap and the final phase:
+// Failed when a child failed (shown in every table) or the verdict failed, else Succeeded.
+func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) error {
+	s := st.s
+	outs, err := r.outcomes(ctx, s)
+	if err != nil {
+		return err
+	}
+	table := suite.Table(&s.Spec, outs)
+	s.Status.Verdict, s.Status.Thresholds = suite.Evaluate(&s.Spec, outs)
+	s.Status.Table = table
+	if len(table) > maxSuiteRows {
+		s.Status.Table = table[:maxSuiteRows]
+	}
+	if len(s.Status.Thresholds) > maxSuiteRows { // the verdict counts them all; report.md lists the kept ones
+		s.Status.Thresholds = s.Status.Thresholds[:maxSuiteRows]
+	}
+	failed := 0
+	for _, c := range s.Status.Children {
+		if c.Phase == v1alpha1.PhaseFailed {
+			failed++
+		}
+	}
+	msg := fmt.Sprintf("%d child runs ended, %d failed", len(s.Status.Children), failed)
+	st.condition(v1alpha1.ConditionChildrenComplete, metav1.ConditionTrue, "AllEnded", msg)
+	if s.Status.Verdict != "" {
+		status, reason := metav1.ConditionTrue, "ThresholdsMet"
+		if s.Status.Verdict == v1alpha1.VerdictFailed {
+			status, reason = metav1.ConditionFalse, "ThresholdsNotMet"
+		}
+		st.condition(v1alpha1.ConditionSuiteThresholdsMet, status, reason, thresholdSummary(s.Status.Thresholds))
+	}
+	if err := r.writeReport(ctx, s, table); err != nil {
+		return err
+	}
+	switch {
+	case failed > 0:
+		r.failSuite(st, "ChildFailed", msg+": the failed ones are marked in every table")
+	case s.Status.Verdict == v1alpha1.VerdictFailed:
+		r.failSuite(st, "ThresholdsNotMet", thresholdSummary(s.Status.Thresholds))
+	default:
+		s.Status.Phase, s.Status.CompletionTime = v1alpha1.SuiteSucceeded, &st.now
+		st.condition(v1alpha1.ConditionSucceeded, metav1.ConditionTrue, "Succeeded", msg)
+		st.event(corev1.EventTypeNormal, "Succeeded", "suite succeeded: %s; verdict %s", msg, verdictText(s.Status.Verdict))
+	}
+	return nil
+}
+
+// verdictText is the verdict or "none".
+func verdictText(v v1alpha1.Verdict) string {
+	if v == "" {
+		return "none"
+	}
+	return string(v)
+}
+
+// thresholdSummary names the broken thresholds (or says all held).
+func thresholdSummary(ths []v1alpha1.SuiteThresholdResult) string {
+	broken := 0
+	first := ""
+	for _, t := range ths {
+		if !t.Passed {
+			if broken == 0 {
+				first = strings.TrimSpace(fmt.Sprintf("%s %s '%s': observed %.4g, limit %.4g %s", t.Variant, t.Scenario, t.Expr, t.Observed, t.Limit, t.Message))
+			}
+			broken++
+		}
+	}
+	if broken == 0 {
+		return fmt.Sprintf("all %d thresholds held", len(ths))
+	}
+	return fmt.Sprintf("%d of %d thresholds broken, first: %s", broken, len(ths), first)
+}
+
+// writeReport creates or updates the report ConfigMap <suite>-report: report.md, table.json
+// (every row) and cps.svg. It carries the run labels the manager-scope admission policy
+// requires of every ConfigMap the manager writes (run = the suite's short name).
+func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow) error {
+	var md bytes.Buffer
+	if err := suite.RenderMarkdown(&md, s); err != nil {
+		return err
+	}
+	tj, err := json.MarshalIndent(table, "", "  ")
+	if err != nil {
+		return err
+	}
+	svg, err := suite.CPSChart(s)
+	if err != nil {
+		return err
+	}
+	name := naming.Name(s.Name, "report")
+	data := map[string]string{"report.md": md.String(), "table.json": string(tj), "cps.svg": string(svg)}
+	cm := &corev1.ConfigMap{}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	err = reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, cm)
+	switch {
+	case kerrors.IsNotFound(err):
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: map[string]string{
+			naming.LabelRun: naming.ShortName(s.Name), naming.LabelGeneration: strconv.FormatInt(s.Generation, 10),
+			naming.LabelComponent: naming.ComponentReport, suite.LabelSuite: s.Name,
+		}}, Data: data}
+		if err := controllerutil.SetControllerReference(s, cm, r.Scheme); err != nil {
+			return err
+		}
+		err = r.Client.Create(ctx, cm)
+	case err == nil:
+		cm.Data = data
+		err = r.Client.Update(ctx, cm)
+	}
+	if err != nil {
+		return err
+	}
+	s.Status.Report = &v1alpha1.ReportRef{ConfigMapName: name}
+	return nil
+}
