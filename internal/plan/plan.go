@@ -624,7 +624,7 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 	if trim.CoolDown != nil {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
-	opts.Search = searchRules(run)
+	opts.Search, opts.Ramps = searchRules(run), rampScenarios(run)
 	return opts
 }
 
