@@ -8,6 +8,15 @@ import (
 // broke an abortOnFail threshold (phase Failed, what the runners stored is kept).
 const ReasonAbortedOnThreshold = "AbortedOnThreshold"
 
+// ConditionLiveMetrics is False (reason ReasonRemoteWriteFailing) when the runners' pushes to
+// spec.liveMetrics' remote-write endpoint fail; absent while none failed.
+const ConditionLiveMetrics = "LiveMetrics"
+
+// ReasonRemoteWriteFailing is the reason of a False LiveMetrics condition: pushes to the
+// remote-write endpoint failed (the message counts them and gives one runner's last error;
+// the load and its results are not affected).
+const ReasonRemoteWriteFailing = "RemoteWriteFailing"
+
 // LiveStatus is the load's live progress, merged over the runners' progress documents.
 type LiveStatus struct {
 	// UpdatedAt is when the manager last merged the runners' progress.
