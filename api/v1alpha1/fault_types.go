@@ -123,8 +123,9 @@ type FaultStatus struct {
 	// +kubebuilder:validation:MaxItems=15
 	// +optional
 	Timeline []FaultSecond `json:"timeline,omitempty"`
-	// Failover is measured for faults on the Redis write path (the run's fault probe, see the
-	// README's "Fault injection"); absent when not measured.
+	// Failover is the outage the fault caused, measured through the path its scenario's load
+	// uses (measuredBy: the probe for redis.*/ycsb scenarios, else the scenario's per-second
+	// timeline); absent when neither applies.
 	// +optional
 	Failover *FailoverStatus `json:"failover,omitempty"`
 	// Duration is a pause's duration (spec.faults[].duration).
