@@ -55,9 +55,10 @@ func TestRunFailoverAttribution(t *testing.T) {
 	}
 }
 
-// TestRunFailoverThroughHeTu: a HeTu server killed under hetu.hello_world on a Redis back end
-// is measured through the load (the probe writes to Redis directly and never sees HeTu's
-// outage): failover measuredBy load, from the scenario's per-second timeline.
+// TestRunFailoverThroughHeTu: a HeTu server killed, then paused 3 s, under hetu.hello_world on
+// a Redis back end is measured through the load (the probe writes to Redis directly and never
+// sees HeTu's outage): failover measuredBy load, from the scenario's per-second timeline; the
+// pause's is about 3 s (it was 0 ms before).
 func TestRunFailoverThroughHeTu(t *testing.T) {
 	needRedis(t)
 	needHeTu(t)
@@ -74,17 +75,23 @@ spec:
   load:
     workers: 2
     tasksPerWorker: 2
-    duration: 10s
+    duration: 15s
     scenarios:
     - {name: hello_world, type: hetu.hello_world}
   faults:
-  - {scenario: hello_world, offset: 3s, action: kill, role: hetu}
+  - {scenario: hello_world, offset: 2s, action: kill, role: hetu}
+  - {scenario: hello_world, offset: 9s, action: pause, duration: 3s, role: hetu}
 `)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", file, "--out-dir", out)
 	code := c.run(t)
-	f := readFaults(t, out, 1)[0]
-	t.Logf("exit code %d; failover %+v; timeline %+v", code, f.Failover, f.Timeline)
+	fs := readFaults(t, out, 2)
+	f, pause := fs[0], fs[1]
+	t.Logf("exit code %d; kill: failover %+v; timeline %+v", code, f.Failover, f.Timeline)
+	t.Logf("pause: failover %+v; timeline %+v", pause.Failover, pause.Timeline)
+	if fo := pause.Failover; fo == nil || fo.MeasuredBy != v1alpha1.FailoverByLoad || !fo.Recovered || fo.Milliseconds < 2000 || fo.Milliseconds > 5000 {
+		t.Errorf("HeTu paused 3 s: failover %+v, want about 3 s through the load (the probe to its Redis back end saw nothing)", fo)
+	}
 	if f.Outcome != v1alpha1.FaultApplied || f.Failover == nil || f.Failover.MeasuredBy != v1alpha1.FailoverByLoad {
 		t.Fatalf("fault: %+v", f)
 	}
