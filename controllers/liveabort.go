@@ -55,6 +55,7 @@ func (r *BenchmarkRunReconciler) followLive(ctx context.Context, s *step, obs *o
 	}
 	live, merged, ignored := mergeProgress(s.run, obs)
 	setLive(s, live, merged, ignored)
+	followRemoteWrite(s, obs) // remotewrite.go: LiveMetrics condition
 	if !progress.HasAbortOnFail(s.run.Spec.Thresholds) || st.LoadStartTime == nil || merged == 0 {
 		return false, nil
 	}

@@ -184,7 +184,10 @@ func (s *SearchSpec) Rates() []int64 {
 type OpenModelResult struct {
 	// TargetRate is the intended rate in calls per second (a ramp's mean).
 	TargetRate float64 `json:"targetRate"`
-	// AchievedRatio is CPS / targetRate.
+	// AchievedRatio is CPS / targetRate for a constant rate (arrival.rate): the calls started
+	// per second of the measured (trimmed) window over the rate asked for. 0 for a ramp
+	// (arrival.stages: the mean rate is not what was asked for in the trimmed window) and a
+	// search (report.md's step table has each step's ratio: each step is a constant rate).
 	AchievedRatio float64 `json:"achievedRatio"`
 	// Dropped counts the calls due that no connection could start in time.
 	// +optional

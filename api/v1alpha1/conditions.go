@@ -24,6 +24,8 @@ const (
 	ConditionThresholdsMet = "ThresholdsMet"
 	// ConditionSucceeded is true when the run succeeded, false when it failed (its reason is the run's outcome).
 	ConditionSucceeded = "Succeeded"
+	// ConditionLiveMetrics is False (reason ReasonRemoteWriteFailing) when the runners' pushes to the remote-write endpoint fail; absent while none failed.
+	ConditionLiveMetrics = "LiveMetrics"
 )
 
 // Reasons of conditions that are not reached yet (any condition type).
@@ -112,6 +114,8 @@ const (
 	ReasonRunTimeout = "RunTimeout"
 	// ReasonAbortedOnThreshold stops a run whose live figures broke an abortOnFail threshold (phase Failed, what the runners stored is kept).
 	ReasonAbortedOnThreshold = "AbortedOnThreshold"
+	// ReasonRemoteWriteFailing is the reason of a False LiveMetrics condition: pushes to the remote-write endpoint failed (the message counts them and gives one runner's last error; the load and its results are not affected).
+	ReasonRemoteWriteFailing = "RemoteWriteFailing"
 	// ReasonCollecting is ResultsCollected's reason (Unknown) while the stored result documents are merged.
 	ReasonCollecting = "Collecting"
 	// ReasonMerged is ResultsCollected's reason (True) once every stored result document was merged.

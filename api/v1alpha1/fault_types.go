@@ -123,8 +123,9 @@ type FaultStatus struct {
 	// +kubebuilder:validation:MaxItems=15
 	// +optional
 	Timeline []FaultSecond `json:"timeline,omitempty"`
-	// Failover is measured for faults on the Redis write path (the run's fault probe, see the
-	// README's "Fault injection"); absent when not measured.
+	// Failover is the outage the fault caused, measured through the path its scenario's load
+	// uses (measuredBy: the probe for redis.*/ycsb scenarios, else the scenario's per-second
+	// timeline); absent when neither applies.
 	// +optional
 	Failover *FailoverStatus `json:"failover,omitempty"`
 	// Duration is a pause's duration (spec.faults[].duration).
@@ -140,19 +141,55 @@ type FaultStatus struct {
 	ResumedTime *metav1.MicroTime `json:"resumedTime,omitempty"`
 }
 
-// FailoverStatus is what the fault probe (runner 0 writing a numbered marker through the
-// target's write endpoint every 50 ms) saw after one fault.
+// Values of FailoverStatus.MeasuredBy.
+const (
+	// FailoverByProbe: runner 0's fault probe, writing a marker every 50 ms through the Redis
+	// write endpoint the fault's scenario loads (the master Service, or the proxy).
+	FailoverByProbe = "probe"
+	// FailoverByLoad: the fault's scenario's own per-second timeline (calls completed and
+	// errors per second, every runner merged), 1 s resolution: for scenarios that do not load
+	// the probe's endpoint (hetu.*, custom targets) or runs without a probe.
+	FailoverByLoad = "load"
+)
+
+// FailoverStatus is the outage the path the fault's scenario uses saw after one fault: the
+// outage attributed to a fault is the one that began at most 2 s after it (a write in flight
+// at the fault counts); a later one is reported separately (LaterOutage), never as the fault's.
 type FailoverStatus struct {
-	// Milliseconds is the failover time: from the fault to the first marker write acknowledged
-	// after the first failed write that followed the fault (0 when no write failed).
+	// MeasuredBy is probe (marker writes through the endpoint the load uses) or load (the
+	// scenario's per-second timeline: an outage is a run of seconds in which no call succeeded).
+	// +optional
+	MeasuredBy string `json:"measuredBy,omitempty"`
+	// Milliseconds is the failover time: from the fault to the first success (probe: marker
+	// write acknowledged; load: the start of the first second with a successful call, so the
+	// first success came within the second after) after the outage the fault caused; 0 when
+	// no outage began within 2 s of the fault.
 	Milliseconds int64 `json:"milliseconds"`
-	// Recovered is false when no write succeeded again before the load ended.
+	// Recovered is false when nothing succeeded again before the load ended (or, measured by
+	// load, before the timeline's end, 12 s after the fault).
 	Recovered bool `json:"recovered"`
-	// FailedWrites counts marker writes that failed in that outage.
+	// FailedWrites counts the probe's marker writes that failed in that outage (measured by
+	// load: the scenario's calls that failed in the outage's seconds).
 	FailedWrites int64 `json:"failedWrites"`
-	// AckedBefore counts marker writes acknowledged before the fault.
+	// AckedBefore counts the probe's marker writes acknowledged before the fault (-1: no probe).
 	AckedBefore int64 `json:"ackedBefore"`
 	// LostBefore counts those of them missing when the markers were read back after the load
-	// (acknowledged writes the failover lost); -1 when they could not be read back.
+	// (acknowledged writes the failover lost); -1 when they could not be read back (or no probe).
 	LostBefore int64 `json:"lostBefore"`
+	// LaterOutage is the first outage that began more than 2 s after the fault (within 30 s,
+	// or the timeline's 12 s): not attributed to the fault, shown so it is not hidden.
+	// +optional
+	LaterOutage *LaterOutage `json:"laterOutage,omitempty"`
+}
+
+// LaterOutage is an outage after a fault that is not attributed to it (it began too late).
+type LaterOutage struct {
+	// BeganAfterMs is when it began, in milliseconds after the fault.
+	BeganAfterMs int64 `json:"beganAfterMs"`
+	// Milliseconds is how long it lasted (until the load ended when not recovered).
+	Milliseconds int64 `json:"milliseconds"`
+	// Recovered is false when nothing succeeded again before the end.
+	Recovered bool `json:"recovered"`
+	// Failed counts its failed writes (probe) or failed calls (load).
+	Failed int64 `json:"failed"`
 }

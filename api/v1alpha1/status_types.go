@@ -35,7 +35,7 @@ type BenchmarkRunStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Conditions are the standard conditions: Queued, BaselineResolved, TargetReady, RunnersReady, LoadComplete,
-	// ResultsCollected, ThresholdsMet and Succeeded (types and reasons: the Condition* and Reason* constants).
+	// ResultsCollected, ThresholdsMet, Succeeded and LiveMetrics (types and reasons: the Condition* and Reason* constants).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

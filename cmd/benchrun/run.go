@@ -123,6 +123,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := l.watch(sigCtx)
 	l.endFaults(out)
 	l.stop(out)
+	l.warnRemoteWrite() // remotewrite.go: failed pushes to the remote-write endpoint
 
 	// 6. Collect, merge and report.
 	return l.collect(out)
@@ -302,7 +303,7 @@ func (l *localRun) startRunners(sigCtx context.Context) error {
 		len(l.spec.Scenarios), approxScenario(l.spec), totalVUs, l.count, l.outDir)
 	paused := len(l.run.Spec.Faults) > 0 // faults: released together, so the load start is known
 	for _, r := range l.runners {
-		if err := r.start(l.k6, l.secretEnv, l.logW, liveprogress.HasAbortOnFail(l.run.Spec.Thresholds), paused); err != nil {
+		if err := r.start(l.k6, l.secretEnv, l.logW, liveprogress.HasAbortOnFail(l.run.Spec.Thresholds) || r.remoteWriteOn(), paused); err != nil {
 			stopRunners(l.runners)
 			return err
 		}

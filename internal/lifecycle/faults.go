@@ -75,10 +75,146 @@ func MeasureFaults(st *v1alpha1.BenchmarkRunStatus, faults []v1alpha1.Fault, mer
 		}
 		fs.CallsPerSecond = CallsAround(merged, fs.Scenario, t)
 		fs.Timeline = TimelineAround(merged, fs.Scenario, t)
-		if failover != nil {
-			fs.Failover = failover(t)
-		}
+		fs.Failover = faultFailover(scenarioOf(merged, fs.Scenario), t, fs.AppliedTime.UnixMilli()-fs.LateMs, failover)
 	}
+}
+
+// faultFailover measures a fault at t (Unix ms, due at dueMs) through the path its scenario's
+// load uses. The probe writes to the Redis write endpoint (the master Service or the proxy):
+// that is the load's path only for scenarios that load that endpoint (redis.*, ycsb). For any
+// other scenario (hetu.*: HeTu in front of its Redis back end, whose outage the probe never
+// sees; custom targets) the load's own view decides: the scenario's merged per-second
+// timeline (LoadFailover), which every workload records. Marker counts (acked, lost before)
+// are the probe's whenever there is one. nil when neither applies (shown as "-", never 0).
+func faultFailover(sc *results.Scenario, t, dueMs int64, probe func(int64) *v1alpha1.FailoverStatus) *v1alpha1.FailoverStatus {
+	if probe != nil && (sc == nil || sc.Type == "" || LoadsRedisEndpoint(sc.Type)) {
+		f := probe(t)
+		f.MeasuredBy = v1alpha1.FailoverByProbe
+		return f
+	}
+	f := LoadFailover(sc, t, dueMs)
+	if f != nil && probe != nil {
+		p := probe(t)
+		f.AckedBefore, f.LostBefore = p.AckedBefore, p.LostBefore
+	}
+	return f
+}
+
+// LoadsRedisEndpoint tells whether scenarios of type t send their calls to the target's Redis
+// write endpoint (the probe's path): redis.* and ycsb.
+func LoadsRedisEndpoint(t string) bool {
+	return strings.HasPrefix(t, "redis.") || t == string(v1alpha1.ScenarioYCSB)
+}
+
+// Failover attribution, for both measures (the probe's outages, the load's timeline).
+const (
+	// FaultInFlight is how long before the fault a failure may have started and still be the
+	// fault's (the probe's write timeout, 2 s, plus its interval).
+	FaultInFlight = 2050 * time.Millisecond
+	// FaultOutageBound is how long after the fault an outage may begin and be the fault's.
+	// A fault acts at once (SIGKILL/SIGSTOP, or a pod deleted with no grace, killed by the
+	// kubelet well within a second); an outage beginning later has another cause (a failover
+	// decided later, a proxy's reconnection) and is reported as a later outage, not the fault's.
+	FaultOutageBound = 2 * time.Second
+	// FaultLaterWindow is how long after the fault a later (not attributed) outage is looked for.
+	FaultLaterWindow = 30 * time.Second
+)
+
+// OutageSpan is one outage of the path the load uses.
+type OutageSpan struct {
+	// BeganMs is when it began (Unix ms: the first failed write's start, or the start of the
+	// first second without a success).
+	BeganMs int64
+	// RecoveredMs is the first success after it (Unix ms; 0: none before the end).
+	RecoveredMs int64
+	// Failed counts the failures in it.
+	Failed int64
+}
+
+// AttributeOutages is the failover of a fault at t (Unix ms) from outages (oldest first)
+// observed until endMs: the fault's outage is every outage that began between FaultInFlight
+// before t and FaultOutageBound after it (several such, a flapping path, count as one, to the
+// first success after the last), and did not end before t; Milliseconds runs from t to its
+// recovery (to endMs when it never recovered). None such: Milliseconds 0, no failure. The
+// first outage that began after that (up to later after t) is LaterOutage. MeasuredBy, AckedBefore
+// and LostBefore are left to the caller.
+func AttributeOutages(outages []OutageSpan, t, endMs int64, later time.Duration) *v1alpha1.FailoverStatus {
+	f := &v1alpha1.FailoverStatus{Recovered: true}
+	attributed := false
+	for _, o := range outages {
+		if (o.RecoveredMs != 0 && o.RecoveredMs <= t) || o.BeganMs < t-FaultInFlight.Milliseconds() {
+			continue // over before the fault, or an outage already under way
+		}
+		if o.BeganMs <= t+FaultOutageBound.Milliseconds() {
+			attributed = true
+			f.FailedWrites += o.Failed
+			f.Recovered, f.Milliseconds = o.RecoveredMs != 0, o.RecoveredMs-t
+			if o.RecoveredMs == 0 {
+				f.Milliseconds = max(0, endMs-t)
+			}
+			continue
+		}
+		if o.BeganMs <= t+later.Milliseconds() && (!attributed || f.Recovered) {
+			l := &v1alpha1.LaterOutage{BeganAfterMs: o.BeganMs - t, Recovered: o.RecoveredMs != 0, Failed: o.Failed,
+				Milliseconds: o.RecoveredMs - o.BeganMs}
+			if o.RecoveredMs == 0 {
+				l.Milliseconds = max(0, endMs-o.BeganMs)
+			}
+			f.LaterOutage = l
+		}
+		break
+	}
+	return f
+}
+
+// LoadOutageFraction: measured by load, a second is part of an outage when fewer calls
+// succeeded in it than 1/LoadOutageFraction of those that succeeded in the second before the
+// fault's (none at all: every call failed, or a stall; or a collapse to under 10 %).
+const LoadOutageFraction = 10
+
+// LoadFailover is a fault's failover (MeasuredBy load) from its scenario's merged per-second
+// timeline (Scenario.FaultSeconds): an outage is a run of seconds in which (almost) no call
+// succeeded (see LoadOutageFraction: calls completed only with errors, none completed (a
+// stall), or successes under 10 % of the second before the fault's), from the fault's second to
+// the end of the timeline (12 s after the fault was due, dueMs) or of the scenario's calls,
+// whichever is first; it began at the start of its first second and recovered at the start
+// of the next second with successes again (1 s resolution: the path came back within that
+// second; an outage shorter than a whole second may leave no such second). nil
+// when there is no timeline, or the second before the fault had no success either (a rate too
+// low to tell an outage from a quiet second).
+func LoadFailover(sc *results.Scenario, t, dueMs int64) *v1alpha1.FailoverStatus {
+	if sc == nil || len(sc.FaultSeconds) == 0 {
+		return nil
+	}
+	sec := t - ((t%1000)+1000)%1000
+	base := results.SecondAt(sc.FaultSeconds, sec-1000)
+	baseline := base.Calls - base.Errors
+	if baseline <= 0 {
+		return nil
+	}
+	endMs := min(sc.LastEnd.UnixMilli(), dueMs+results.FaultWindowAfter.Milliseconds())
+	var spans []OutageSpan
+	var open *OutageSpan
+	for s := sec; s < endMs; s += 1000 {
+		x := results.SecondAt(sc.FaultSeconds, s)
+		if ok := x.Calls - x.Errors; ok > 0 && ok*LoadOutageFraction >= baseline {
+			if open != nil {
+				open.RecoveredMs = s
+				spans, open = append(spans, *open), nil
+			}
+			continue
+		}
+		if open == nil {
+			open = &OutageSpan{BeganMs: s}
+		}
+		open.Failed += x.Errors
+	}
+	if open != nil {
+		spans = append(spans, *open)
+	}
+	f := AttributeOutages(spans, t, endMs, time.Duration(endMs-t)*time.Millisecond)
+	f.MeasuredBy, f.AckedBefore, f.LostBefore = v1alpha1.FailoverByLoad, -1, -1
+	return f
 }
 
 // scenarioOf is the merged document's scenario name, or nil.
@@ -138,23 +274,13 @@ func RenderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
 	if len(st.Faults) == 0 {
 		return
 	}
-	md.WriteString("\nFaults:\n\n| # | scenario | offset | action | role | pod | applied | outcome | failover (ms) | failed writes | acked before | lost before |\n|--:|:--|--:|:--|:--|:--|:--|:--|--:|--:|--:|--:|\n")
+	md.WriteString("\nFaults:\n\n| # | scenario | offset | action | role | pod | applied | outcome | failover (ms) | failed writes | acked before | lost before | measured by | later outage (not the fault's) |\n|--:|:--|--:|:--|:--|:--|:--|:--|--:|--:|--:|--:|:--|:--|\n")
 	for _, f := range st.Faults {
 		applied := ""
 		if f.AppliedTime != nil {
 			applied = f.AppliedTime.UTC().Format("15:04:05.000")
 		}
-		fo, failed, acked, lost := "-", "-", "-", "-"
-		if v := f.Failover; v != nil {
-			fo = fmt.Sprint(v.Milliseconds)
-			if !v.Recovered {
-				fo = fmt.Sprintf("> %d (not recovered)", v.Milliseconds)
-			}
-			failed, acked = fmt.Sprint(v.FailedWrites), fmt.Sprint(v.AckedBefore)
-			if v.LostBefore >= 0 {
-				lost = fmt.Sprint(v.LostBefore)
-			}
-		}
+		fo, failed, acked, lost, by, later := failoverCells(f.Failover)
 		outcome := string(f.Outcome)
 		if f.Outcome != v1alpha1.FaultApplied {
 			outcome += ": " + f.Message
@@ -163,8 +289,8 @@ func RenderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
 		if f.Duration != "" {
 			action += " " + f.Duration // a pause's duration
 		}
-		fmt.Fprintf(md, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.Index, f.Scenario, f.Offset,
-			action, f.Role, f.Pod, applied, outcome, fo, failed, acked, lost)
+		fmt.Fprintf(md, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.Index, f.Scenario, f.Offset,
+			action, f.Role, f.Pod, applied, outcome, fo, failed, acked, lost, by, later)
 	}
 	for _, f := range st.Faults {
 		if f.PausedTime != nil && f.ResumedTime != nil {
@@ -180,6 +306,34 @@ func RenderFaults(md *strings.Builder, st *v1alpha1.BenchmarkRunStatus) {
 				FaultTimelineLen-FaultTimelineBefore-1, strings.Trim(fmt.Sprint(f.CallsPerSecond), "[]"))
 		}
 	}
+}
+
+// failoverCells are the Faults table's failover cells: "-" for what was not measured.
+func failoverCells(v *v1alpha1.FailoverStatus) (fo, failed, acked, lost, by, later string) {
+	fo, failed, acked, lost, by, later = "-", "-", "-", "-", "-", "-"
+	if v == nil {
+		return
+	}
+	fo, failed, by = fmt.Sprint(v.Milliseconds), fmt.Sprint(v.FailedWrites), v.MeasuredBy
+	if !v.Recovered {
+		fo = fmt.Sprintf("> %d (not recovered)", v.Milliseconds)
+	}
+	if v.MeasuredBy == v1alpha1.FailoverByLoad {
+		fo += " (1 s resolution)"
+	}
+	if v.AckedBefore >= 0 {
+		acked = fmt.Sprint(v.AckedBefore)
+	}
+	if v.LostBefore >= 0 {
+		lost = fmt.Sprint(v.LostBefore)
+	}
+	if l := v.LaterOutage; l != nil {
+		later = fmt.Sprintf("began %+.1f s, lasted %.1f s, %d failed", float64(l.BeganAfterMs)/1000, float64(l.Milliseconds)/1000, l.Failed)
+		if !l.Recovered {
+			later += ", not recovered"
+		}
+	}
+	return
 }
 
 // renderFaultTimeline writes one fault's per-second table.

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Stats counts what a Pusher did.
@@ -19,6 +22,48 @@ type Stats struct {
 	Failed int64
 	// Dropped pushes were discarded unsent because the queue was full or time ran out.
 	Dropped int64
+	// LastError is the last failure, one line of at most MaxErrorBytes, the endpoint's
+	// credentials removed ("" when none failed).
+	LastError string
+}
+
+// MaxErrorBytes bounds Stats.LastError.
+const MaxErrorBytes = 256
+
+// ErrorLine is err as Stats.LastError: the URL's user information (user name and password)
+// and any bearer token replaced by "***", one line, at most MaxErrorBytes (cut on a rune).
+func ErrorLine(err error, cfg Config) string {
+	msg := err.Error()
+	for _, secret := range []string{cfg.Password, cfg.BearerToken, urlUserinfo(cfg.URL)} {
+		if secret != "" {
+			msg = strings.ReplaceAll(msg, secret, "***")
+		}
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > MaxErrorBytes {
+		cut := MaxErrorBytes - len("…")
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+// urlUserinfo is the "user:password" part of a URL ("" without one or when it does not parse).
+func urlUserinfo(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	return u.User.String()
+}
+
+// Stats returns the counts so far (safe while pushing).
+func (p *Pusher) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
 }
 
 // Pusher sends encoded pushes in order from a bounded queue on its own goroutine. Push never
@@ -133,13 +178,23 @@ func (p *Pusher) loop() {
 			p.stats.Sent++
 		} else {
 			p.stats.Failed++
+			p.stats.LastError = ErrorLine(err, p.cfg)
 			if !p.logged && p.logf != nil {
 				p.logged = true
-				p.logf("remote write to %s failed (further failures are only counted; the load goes on): %v", p.cfg.URL, err)
+				p.logf("remote write to %s failed (further failures are only counted; the load goes on): %s", redactedURL(p.cfg.URL), p.stats.LastError)
 			}
 		}
 		p.mu.Unlock()
 	}
+}
+
+// redactedURL is raw without its user information.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // send posts one WriteRequest.

@@ -117,3 +117,17 @@ func allOpen(scenarios []v1alpha1.Scenario) bool {
 	}
 	return true
 }
+
+// rampScenarios names the run's open-model scenarios with arrival.stages (a changing rate).
+func rampScenarios(run *v1alpha1.BenchmarkRun) map[string]bool {
+	var out map[string]bool
+	for _, s := range run.Spec.Load.Scenarios {
+		if s.Arrival != nil && len(s.Arrival.Stages) > 0 {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[s.Name] = true
+		}
+	}
+	return out
+}

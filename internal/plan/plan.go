@@ -162,6 +162,9 @@ type Scenario struct {
 	// Requests, when set, is this runner's share of a fixed-count scenario's calls (the
 	// run's requests split exactly over the runners); DurationMs is then its time limit.
 	Requests *int64 `json:"requests,omitempty"`
+	// TotalRequests is the fixed count over all runners (with Requests): runner 0's server-side
+	// counts end the scenario's wait once the target served that many.
+	TotalRequests *int64 `json:"totalRequests,omitempty"`
 	// Command is a redis.command scenario's template, split into words.
 	Command []string `json:"command,omitempty"`
 	// DataSize is the size of each __data__ value of a redis.command scenario (0: default).
@@ -501,7 +504,7 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 	if trim.CoolDown != nil {
 		opts.CoolDown = trim.CoolDown.Duration
 	}
-	opts.Search = searchRules(run)
+	opts.Search, opts.Ramps = searchRules(run), rampScenarios(run)
 	return opts
 }
 
@@ -509,8 +512,8 @@ func SummaryOptions(run *v1alpha1.BenchmarkRun) results.Options {
 // its redis.command template to its plan.
 func fixedCount(sc *Scenario, s v1alpha1.Scenario, index, count int) {
 	if s.Requests != nil {
-		n := share64(*s.Requests, index, count)
-		sc.Requests = &n
+		n, total := share64(*s.Requests, index, count), *s.Requests
+		sc.Requests, sc.TotalRequests = &n, &total
 	}
 	if c := s.RedisCommand; c != nil {
 		sc.Command = strings.Fields(c.Command)

@@ -64,6 +64,8 @@ type Scenario struct {
 type Doc struct {
 	// Scenarios are the per scenario figures.
 	Scenarios []Scenario `json:"scenarios"`
+	// RemoteWrite is the live-metrics pusher's counts (absent without remote write).
+	RemoteWrite *RemoteWrite `json:"remoteWrite,omitempty"`
 }
 
 // Encode marshals d, refusing a document over MaxBytes.
@@ -107,6 +109,9 @@ func Decode(s string) (Doc, error) {
 		if err := checkScenario(sc); err != nil {
 			return Doc{}, err
 		}
+	}
+	if err := checkRemoteWrite(d.RemoteWrite); err != nil {
+		return Doc{}, err
 	}
 	return d, nil
 }

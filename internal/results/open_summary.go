@@ -12,7 +12,11 @@ import (
 type OpenSummary struct {
 	// TargetRate is the intended rate in calls per second (the mean of a ramping scenario).
 	TargetRate float64 `json:"targetRate"`
-	// AchievedRatio is CPS / TargetRate (0 without a target rate).
+	// AchievedRatio is CPS / TargetRate for a constant rate (arrival.rate): the calls started
+	// per second of the measured (trimmed) window over the rate asked for in it. 0 (shown "-")
+	// without a target rate, for a ramp (arrival.stages: the mean rate is not what was asked
+	// for in the trimmed window) and for a search, whose steps each have theirs
+	// (SearchStep.AchievedRatio).
 	AchievedRatio float64 `json:"achievedRatio"`
 	// Dropped counts the calls due that no virtual user could start in time.
 	Dropped int64 `json:"dropped"`
@@ -69,6 +73,8 @@ type SearchStep struct {
 	TargetRate float64 `json:"targetRate"`
 	// CPS is the achieved calls per second (trimmed as a scenario's CPS).
 	CPS float64 `json:"cps"`
+	// AchievedRatio is CPS / TargetRate: each step is a constant rate (0 without a target rate).
+	AchievedRatio float64 `json:"achievedRatio"`
 	// Calls, Errors and Dropped count the step's calls.
 	Calls   int64 `json:"calls"`
 	Errors  int64 `json:"errors"`
@@ -92,15 +98,15 @@ func openSummary(s *Scenario, opts Options) *OpenSummary {
 		return nil
 	}
 	o := &OpenSummary{TargetRate: round2(s.TargetRate), Dropped: s.Dropped, ServiceTimeMs: latency(s.ServiceTime, s.Calls)}
-	if s.TargetRate > 0 {
-		o.AchievedRatio = math.Round(cps(s, opts)/s.TargetRate*10000) / 10000
-	}
 	rule, hasRule := opts.Search[s.Name]
 	var steps []SearchStep
 	for i := range s.Operations {
 		if op := &s.Operations[i]; strings.HasPrefix(op.Name, "step-") {
 			steps = append(steps, searchStep(op, rule, hasRule, opts))
 		}
+	}
+	if s.TargetRate > 0 && len(steps) == 0 && !hasRule && !opts.Ramps[s.Name] {
+		o.AchievedRatio = ratio(cps(s, opts), s.TargetRate) // a constant rate
 	}
 	if len(steps) == 0 {
 		return o
@@ -125,12 +131,27 @@ func openSummary(s *Scenario, opts Options) *OpenSummary {
 	return o
 }
 
+// ratio is achieved / target, 4 decimals.
+func ratio(achieved, target float64) float64 { return math.Round(achieved/target*10000) / 10000 }
+
+// ratioText is a ratio as shown in the tables: "-" when not defined (0).
+func ratioText(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", r)
+}
+
 // searchStep summarizes one step (an operation of the search scenario) and applies the rule.
 func searchStep(op *Scenario, rule SearchRule, hasRule bool, opts Options) SearchStep {
 	stepOpts := opts
 	stepOpts.WarmUp, stepOpts.CoolDown = 0, 0 // the run's warm-up applies to the scenario, not a step
-	st := SearchStep{Name: op.Name, TargetRate: round2(op.TargetRate), CPS: round2(cps(op, stepOpts)),
+	c := cps(op, stepOpts)
+	st := SearchStep{Name: op.Name, TargetRate: round2(op.TargetRate), CPS: round2(c),
 		Calls: op.Calls, Errors: op.Errors, Dropped: op.Dropped}
+	if op.TargetRate > 0 {
+		st.AchievedRatio = ratio(c, op.TargetRate)
+	}
 	if n := op.Calls + op.Dropped; n > 0 {
 		st.ErrorPercent = round2(float64(op.Errors+op.Dropped) * 100 / float64(n))
 	}
@@ -175,7 +196,7 @@ func openTable(scs []ScenarioSummary) *table {
 			continue
 		}
 		t.rows = append(t.rows, []string{sc.Name, FormatThousands(o.TargetRate, 2), FormatThousands(sc.CPS, 2),
-			fmt.Sprintf("%.4f", o.AchievedRatio), formatInt(o.Dropped), formatG(sc.LatencyMs.P50), formatG(sc.LatencyMs.P99),
+			ratioText(o.AchievedRatio), formatInt(o.Dropped), formatG(sc.LatencyMs.P50), formatG(sc.LatencyMs.P99),
 			formatG(o.ServiceTimeMs.P50), formatG(o.ServiceTimeMs.P99)})
 	}
 	if len(t.rows) == 0 {
@@ -187,8 +208,8 @@ func openTable(scs []ScenarioSummary) *table {
 // searchTable returns the step table of a saturation search.
 func searchTable(s *SearchSummary) *table {
 	t := &table{
-		headers: []string{"step", "target/s", "CPS", "k50", "k99", "service k99", "calls", "errors", "dropped", "met rule"},
-		right:   []bool{false, true, true, true, true, true, true, true, true, false},
+		headers: []string{"step", "target/s", "CPS", "ratio", "k50", "k99", "service k99", "calls", "errors", "dropped", "met rule"},
+		right:   []bool{false, true, true, true, true, true, true, true, true, true, false},
 	}
 	for _, st := range s.Steps {
 		met := "no"
@@ -197,7 +218,7 @@ func searchTable(s *SearchSummary) *table {
 		} else if st.Cut {
 			met = "cut"
 		}
-		t.rows = append(t.rows, []string{st.Name, FormatThousands(st.TargetRate, 2), FormatThousands(st.CPS, 2),
+		t.rows = append(t.rows, []string{st.Name, FormatThousands(st.TargetRate, 2), FormatThousands(st.CPS, 2), ratioText(st.AchievedRatio),
 			formatG(st.P50Ms), formatG(st.P99Ms), formatG(st.ServiceP99Ms), formatInt(st.Calls), formatInt(st.Errors),
 			formatInt(st.Dropped), met})
 	}

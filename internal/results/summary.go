@@ -161,6 +161,9 @@ type Options struct {
 	TopValues int
 	// Search is the stop rule of each saturation-search scenario, by scenario name.
 	Search map[string]SearchRule
+	// Ramps names the open-model scenarios whose rate changes (arrival.stages): no overall
+	// achieved ratio (OpenSummary.AchievedRatio), which is defined for a constant rate only.
+	Ramps map[string]bool
 }
 
 // DefaultOptions returns ya's rules: 10 % trimmed at each end for CPS, top 5 return values.

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/benchrun/benchrun/internal/livemetrics"
+	"github.com/benchrun/benchrun/internal/progress"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -53,6 +54,14 @@ func startLive(env func(string) string, runner string, logger logrus.FieldLogger
 	recorders.epoch.CompareAndSwap(0, 1) // VUs start publishing snapshots
 	go l.loop()
 	return l
+}
+
+// remoteWrite is the pusher's counts for the progress document; nil when live metrics are off.
+func (l *live) remoteWrite() *progress.RemoteWrite {
+	if l == nil {
+		return nil
+	}
+	return progress.RemoteWriteOf(l.pusher.Stats())
 }
 
 // loop pushes the live document every interval until finish.

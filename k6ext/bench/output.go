@@ -62,7 +62,7 @@ func (o *Output) Description() string { return "benchrun (" + o.path + ")" }
 func (o *Output) Start() error {
 	if o.env != nil {
 		o.live = startLive(o.env, o.runner, o.logger)
-		o.prog = startProgress(o.env, o.logger)
+		o.prog = startProgress(o.env, o.logger, o.live.remoteWrite)
 	}
 	return nil
 }

@@ -30,10 +30,13 @@ type progressWriter struct {
 	// per scenario: calls at the previous write and when they last grew
 	lastCalls  map[string]int64
 	lastActive map[string]time.Time
+	// rw is the remote-write pusher's counts (nil without remote write)
+	rw func() *progress.RemoteWrite
 }
 
-// startProgress starts the writer when env names a file; nil otherwise.
-func startProgress(env func(string) string, logger logrus.FieldLogger) *progressWriter {
+// startProgress starts the writer when env names a file; nil otherwise. rw (may return nil)
+// gives the remote-write pusher's counts the document carries.
+func startProgress(env func(string) string, logger logrus.FieldLogger, rw func() *progress.RemoteWrite) *progressWriter {
 	path := env(progress.EnvFile)
 	if path == "" {
 		return nil
@@ -47,7 +50,7 @@ func startProgress(env func(string) string, logger logrus.FieldLogger) *progress
 		}
 	}
 	p := &progressWriter{path: path, interval: interval, logger: logger, stop: make(chan struct{}), done: make(chan struct{}),
-		lastCalls: map[string]int64{}, lastActive: map[string]time.Time{}}
+		lastCalls: map[string]int64{}, lastActive: map[string]time.Time{}, rw: rw}
 	recorders.epoch.CompareAndSwap(0, 1) // VUs start publishing snapshots
 	go p.loop()
 	return p
@@ -93,6 +96,9 @@ func awaitSnapshots(e int64, wait time.Duration, stop <-chan struct{}) bool {
 // start of it to now while its calls grow, and stops growing once they stop.
 func (p *progressWriter) document(stats map[string]*liveStats, now time.Time) progress.Doc {
 	var d progress.Doc
+	if p.rw != nil {
+		d.RemoteWrite = p.rw()
+	}
 	for _, name := range slices.Sorted(maps.Keys(stats)) {
 		st := stats[name]
 		if st.calls != p.lastCalls[name] || p.lastActive[name].IsZero() {

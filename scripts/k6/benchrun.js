@@ -665,9 +665,8 @@ function serverAddrs(s) {
   return s.type === 'redis.get' && r.readAddrs && r.readAddrs.length ? r.readAddrs : r.addrs;
 }
 
-/** Notes the target's command counts at the start ("before") or end ("after") of scenario s. */
-function markCounts(s, when) {
-  if (!counted(s)) return;
+/** The target's command counts summed over scenario s's addresses; null (warned) when unreadable. */
+function readCounts(s, quiet) {
   const total = {};
   try {
     for (const addr of serverAddrs(s)) {
@@ -680,10 +679,42 @@ function markCounts(s, when) {
       }
     }
   } catch (e) {
-    console.warn(`benchrun: no server-side counts for scenario ${s.name}: ${e}`);
-    return;
+    if (!quiet) console.warn(`benchrun: no server-side counts for scenario ${s.name}: ${e}`);
+    return null;
   }
-  benchrun.serverCounts(s.name, when, total);
+  return total;
+}
+
+/**
+ * Notes the target's command counts at the start ("before") or end ("after") of scenario s;
+ * returns them (null when not counted or unreadable).
+ */
+function markCounts(s, when) {
+  if (!counted(s)) return null;
+  const total = readCounts(s, false);
+  if (total) benchrun.serverCounts(s.name, when, total);
+  return total;
+}
+
+/**
+ * Whether runner 0 ends fixed-count scenario s's server counts as soon as the target served
+ * its calls (all runners' share: totalRequests), rather than at its planned end: a Redis
+ * scenario with one known command per call.
+ */
+function waitsForCount(s) {
+  return counted(s) && s.totalRequests > 0 && commandsOf(s).length > 0 && s.type !== 'redis.upsert';
+}
+
+/** The commands (lower case) scenario s's calls send, as the server counts them. */
+function commandsOf(s) {
+  return (scenarioInfo(s).command || '').split(',').filter((c) => c !== '');
+}
+
+/** How many of cmds the target served between counts a and b. */
+function served(a, b, cmds) {
+  let n = 0;
+  for (const c of cmds) n += (b[c] || 0) - (a[c] || 0);
+  return n;
 }
 
 /**
@@ -695,6 +726,24 @@ function addServerCountProbes(out) {
   const n = PLAN.scenarios.length;
   for (let i = 1; i <= n; i++) {
     const prev = PLAN.scenarios[i - 1];
+    let env = { BENCHRUN_COUNTS_AT: String(i) };
+    if (waitsForCount(prev)) {
+      // A fixed count: its "after" counts are taken once the target served every runner's
+      // calls (or at the planned end, whichever is first), so runner 0's k6 ends with the
+      // scenario instead of waiting out its duration; a scenario after it keeps its start.
+      const lead = Math.min(prev.startMs, 100); // its own "before" read, just before the start
+      out[`BenchrunDone_${i}`] = {
+        executor: 'per-vu-iterations',
+        vus: 1,
+        iterations: 1,
+        maxDuration: `${lead + prev.durationMs + PLAN.graceMs}ms`,
+        startTime: `${prev.startMs - lead}ms`,
+        exec: 'benchrun_done',
+        env: { BENCHRUN_COUNTS_AT: String(i), BENCHRUN_COUNTS_LEAD: String(lead) },
+      };
+      if (!counted(PLAN.scenarios[i])) continue;
+      env = { BENCHRUN_COUNTS_AT: String(i), BENCHRUN_COUNTS_BEFORE_ONLY: '1' };
+    }
     if (!(counted(prev) || counted(PLAN.scenarios[i]))) continue;
     out[`BenchrunCounts_${i}`] = {
       executor: 'per-vu-iterations',
@@ -703,16 +752,37 @@ function addServerCountProbes(out) {
       maxDuration: `${PLAN.graceMs}ms`,
       startTime: `${prev.startMs + prev.durationMs + Math.floor(PLAN.graceMs / 2)}ms`,
       exec: 'benchrun_counts',
-      env: { BENCHRUN_COUNTS_AT: String(i) },
+      env,
     };
   }
 }
 
-/** The probe after scenario i-1 (and before scenario i, if any). */
+/** The probe after scenario i-1 (unless a fixed count's benchrun_done took it) and before scenario i, if any. */
 export function benchrun_counts() {
   const i = parseInt(__ENV.BENCHRUN_COUNTS_AT, 10);
-  markCounts(PLAN.scenarios[i - 1], 'after');
+  if (!__ENV.BENCHRUN_COUNTS_BEFORE_ONLY) markCounts(PLAN.scenarios[i - 1], 'after');
   markCounts(PLAN.scenarios[i], 'before');
+}
+
+/**
+ * The "after" counts of fixed-count scenario i-1, taken as soon as the target served its
+ * totalRequests calls since it began (polled every 100 ms), at the latest half a grace after
+ * its planned end. Its "before" counts are setup()'s for a scenario starting the run, else
+ * read here just before it starts.
+ */
+export function benchrun_done(data) {
+  const i = parseInt(__ENV.BENCHRUN_COUNTS_AT, 10);
+  const lead = parseInt(__ENV.BENCHRUN_COUNTS_LEAD, 10);
+  const s = PLAN.scenarios[i - 1];
+  const deadline = Date.now() + lead + s.durationMs + Math.floor(PLAN.graceMs / 2);
+  const base = lead > 0 ? readCounts(s, true) : data && data.before0;
+  const cmds = commandsOf(s);
+  while (Date.now() < deadline) {
+    const now = base ? readCounts(s, true) : null;
+    if (now && served(base, now, cmds) >= s.totalRequests) break;
+    sleep(0.1);
+  }
+  markCounts(s, 'after');
 }
 
 export function teardown() {
@@ -783,7 +853,7 @@ export function setup() {
       seeded = s.keySpace;
     }
   }
-  markCounts(PLAN.scenarios[0], 'before');
+  const before0 = markCounts(PLAN.scenarios[0], 'before');
   if (SOLE_LOADER && RUNNER_INDEX === 0) {
     // after the counts: the others start as soon as they see it (PSETEX: a command no
     // scenario of ours sends, though a redis.command one could)
@@ -791,4 +861,5 @@ export function setup() {
     c.command('PSETEX', LOADED_KEY, '3600000', '1');
     c.close();
   }
+  return { before0 }; // benchrun_done's baseline for a fixed count starting the run
 }
