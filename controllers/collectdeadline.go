@@ -81,8 +81,8 @@ func (r *BenchmarkRunReconciler) collectWithDeadline(ctx context.Context, s *ste
 		// document, e.g. out of memory): end without reading anything again.
 		msg := fmt.Sprintf("could not collect within %s: no attempt completed in the %s after the deadline "+
 			"(the manager stopped during each); the runners' documents were not merged", collectTimeout, collectLastTry)
-		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "CollectTimeout", msg)
-		r.finish(s, v1alpha1.PhaseFailed, "CollectTimeout", msg)
+		s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonCollectTimeout, msg)
+		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonCollectTimeout, msg)
 		return nil
 	}
 	s.final = s.final || late >= collectTimeout

@@ -68,7 +68,7 @@ func (r *BenchmarkRunReconciler) archive(ctx context.Context, s *step) error {
 	if !finished(st.Phase) {
 		if st.LoadStartTime != nil && apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResultsCollected) == nil {
 			// The collection of the stopped generation begins: its deadline counts from now.
-			s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionUnknown, "Collecting",
+			s.setCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionUnknown, v1alpha1.ReasonCollecting,
 				"merging what the runners of the superseded generation stored")
 		}
 		collected, err := r.collectStopped(ctx, run, s.now, false)

@@ -83,8 +83,8 @@ func (r *BenchmarkRunReconciler) catchUpRelease(ctx context.Context, s *step) er
 		return nil // not released (or an earlier run's): no load runs
 	}
 	st.LoadStartTime = &metav1.Time{Time: startAt}
-	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("%d runners ready; load starts at %s",
+	s.setCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, v1alpha1.ReasonAllReady, fmt.Sprintf("%d runners ready; load starts at %s",
 		st.Runners.Desired, startAt.Format(time.RFC3339Nano)))
-	s.setPhase(v1alpha1.PhaseRunning, "LoadStarted", "barrier released: runners started at %s", startAt.Format(time.RFC3339Nano))
+	s.setPhase(v1alpha1.PhaseRunning, v1alpha1.ReasonLoadStarted, "barrier released: runners started at %s", startAt.Format(time.RFC3339Nano))
 	return nil
 }

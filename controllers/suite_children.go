@@ -18,7 +18,7 @@ import (
 )
 
 // reasonCreateFailed marks a child the API server refused to create.
-const reasonCreateFailed = "CreateFailed"
+const reasonCreateFailed = v1alpha1.ReasonChildCreateFailed
 
 // childRun is the BenchmarkRun object of a child.
 func (r *BenchmarkSuiteReconciler) childRun(s *v1alpha1.BenchmarkSuite, c *suite.Child) (*v1alpha1.BenchmarkRun, error) {
@@ -88,9 +88,9 @@ func (r *BenchmarkSuiteReconciler) observe(ctx context.Context, st *suiteStep, c
 			sc.Phase, sc.Reason = p.Phase, p.Reason
 		}
 		if p := prev[c.Name]; p.Phase != sc.Phase && terminal(sc.Phase) {
-			kind, reason := corev1.EventTypeNormal, "ChildSucceeded"
+			kind, reason := corev1.EventTypeNormal, v1alpha1.ReasonChildSucceeded
 			if sc.Phase == v1alpha1.PhaseFailed {
-				kind, reason = corev1.EventTypeWarning, "ChildFailed"
+				kind, reason = corev1.EventTypeWarning, v1alpha1.ReasonChildFailed
 			}
 			st.event(kind, reason, "child run %s (variant %s, repetition %d) %s %s", c.Name, c.Variant, c.Repetition, sc.Phase, sc.Reason)
 		}
@@ -182,9 +182,9 @@ func (r *BenchmarkSuiteReconciler) create(ctx context.Context, st *suiteStep, c 
 		sc.Phase = v1alpha1.PhasePending
 		if st.s.Status.Phase == v1alpha1.SuitePending {
 			st.s.Status.Phase = v1alpha1.SuiteRunning
-			st.condition(v1alpha1.ConditionChildrenComplete, metav1.ConditionFalse, "Running", "child runs are running")
+			st.condition(v1alpha1.ConditionChildrenComplete, metav1.ConditionFalse, v1alpha1.ReasonChildrenRunning, "child runs are running")
 		}
-		st.event(corev1.EventTypeNormal, "ChildCreated", "created child run %s (variant %s, repetition %d)", c.Name, c.Variant, c.Repetition)
+		st.event(corev1.EventTypeNormal, v1alpha1.ReasonChildCreated, "created child run %s (variant %s, repetition %d)", c.Name, c.Variant, c.Repetition)
 	case kerrors.IsInvalid(err) || kerrors.IsForbidden(err) || kerrors.IsBadRequest(err):
 		sc.Phase, sc.Reason = v1alpha1.PhaseFailed, results.OneLine(reasonCreateFailed+": "+err.Error(), 500)
 		st.event(corev1.EventTypeWarning, reasonCreateFailed, "child run %s (variant %s) refused: %s", c.Name, c.Variant, sc.Reason)

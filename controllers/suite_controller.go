@@ -92,13 +92,13 @@ func (r *BenchmarkSuiteReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	st := &suiteStep{s: &s, before: s.DeepCopy(), now: metav1.NewTime(r.now().UTC().Truncate(time.Second))}
 	children, err := suite.Expand(&s) // 2
 	if err != nil {
-		r.failSuite(st, "InvalidSpec", err.Error())
+		r.failSuite(st, v1alpha1.ReasonInvalidSpec, err.Error())
 		return r.patch(ctx, st)
 	}
 	if s.Status.Phase == "" {
 		s.Status.Phase, s.Status.ObservedGeneration = v1alpha1.SuitePending, s.Generation
 		if msg := r.dryRun(ctx, &s, children); msg != "" {
-			r.failSuite(st, "InvalidVariant", msg)
+			r.failSuite(st, v1alpha1.ReasonInvalidVariant, msg)
 			return r.patch(ctx, st)
 		}
 	}

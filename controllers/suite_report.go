@@ -70,26 +70,26 @@ func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) er
 		}
 	}
 	msg := fmt.Sprintf("%d child runs ended, %d failed", len(s.Status.Children), failed)
-	st.condition(v1alpha1.ConditionChildrenComplete, metav1.ConditionTrue, "AllEnded", msg)
+	st.condition(v1alpha1.ConditionChildrenComplete, metav1.ConditionTrue, v1alpha1.ReasonAllEnded, msg)
 	if s.Status.Verdict != "" {
-		status, reason := metav1.ConditionTrue, "ThresholdsMet"
+		status, reason := metav1.ConditionTrue, v1alpha1.ReasonPassed
 		if s.Status.Verdict == v1alpha1.VerdictFailed {
-			status, reason = metav1.ConditionFalse, "ThresholdsNotMet"
+			status, reason = metav1.ConditionFalse, v1alpha1.ReasonThresholdsNotMet
 		}
-		st.condition(v1alpha1.ConditionSuiteThresholdsMet, status, reason, thresholdSummary(s.Status.Thresholds))
+		st.condition(v1alpha1.ConditionThresholdsMet, status, reason, thresholdSummary(s.Status.Thresholds))
 	}
 	if err := r.writeReport(ctx, s, table); err != nil {
 		return err
 	}
 	switch {
 	case failed > 0:
-		r.failSuite(st, "ChildFailed", msg+": the failed ones are marked in every table")
+		r.failSuite(st, v1alpha1.ReasonChildFailed, msg+": the failed ones are marked in every table")
 	case s.Status.Verdict == v1alpha1.VerdictFailed:
-		r.failSuite(st, "ThresholdsNotMet", thresholdSummary(s.Status.Thresholds))
+		r.failSuite(st, v1alpha1.ReasonThresholdsNotMet, thresholdSummary(s.Status.Thresholds))
 	default:
 		s.Status.Phase, s.Status.CompletionTime = v1alpha1.SuiteSucceeded, &st.now
-		st.condition(v1alpha1.ConditionSucceeded, metav1.ConditionTrue, "Succeeded", msg)
-		st.event(corev1.EventTypeNormal, "Succeeded", "suite succeeded: %s; verdict %s", msg, verdictText(s.Status.Verdict))
+		st.condition(v1alpha1.ConditionSucceeded, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg)
+		st.event(corev1.EventTypeNormal, v1alpha1.ReasonSucceeded, "suite succeeded: %s; verdict %s", msg, verdictText(s.Status.Verdict))
 	}
 	return nil
 }

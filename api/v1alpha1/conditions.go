@@ -167,3 +167,30 @@ const (
 	// ReasonKubeletMetricsFailed is the Event of a node whose kubelet's CPU/memory figures could not be read.
 	ReasonKubeletMetricsFailed = "KubeletMetricsFailed"
 )
+
+// Condition types of a BenchmarkSuite (besides ConditionSucceeded and ConditionThresholdsMet,
+// which a suite sets as a run does).
+const (
+	// ConditionChildrenComplete is true when every child run of a suite ended.
+	ConditionChildrenComplete = "ChildrenComplete"
+)
+
+// Reasons of a BenchmarkSuite's conditions and Events.
+const (
+	// ReasonChildCreated is the Event of a child run the suite created.
+	ReasonChildCreated = "ChildCreated"
+	// ReasonChildCreateFailed marks a child run the API server refused to create.
+	ReasonChildCreateFailed = "CreateFailed"
+	// ReasonChildSucceeded is the Event of a child run that succeeded.
+	ReasonChildSucceeded = "ChildSucceeded"
+	// ReasonChildFailed is the Event of a child run that failed, and the reason of a suite failed by one.
+	ReasonChildFailed = "ChildFailed"
+	// ReasonChildrenRunning is ChildrenComplete's reason while child runs are running.
+	ReasonChildrenRunning = "Running"
+	// ReasonAllEnded is ChildrenComplete's reason once every child run ended.
+	ReasonAllEnded = "AllEnded"
+	// ReasonInvalidSpec fails a suite whose spec cannot be expanded into child runs.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonInvalidVariant fails a suite one of whose child runs the API server refuses (a server-side dry run, before anything is created).
+	ReasonInvalidVariant = "InvalidVariant"
+)

@@ -265,14 +265,6 @@ const (
 	SuiteFailed SuitePhase = "Failed"
 )
 
-// Condition types of a BenchmarkSuite (plus ConditionSucceeded).
-const (
-	// ConditionChildrenComplete is true when every child run ended.
-	ConditionChildrenComplete = "ChildrenComplete"
-	// ConditionSuiteThresholdsMet is the suite's verdict.
-	ConditionSuiteThresholdsMet = "ThresholdsMet"
-)
-
 // BenchmarkSuiteStatus is what the operator observed of the suite's child runs.
 type BenchmarkSuiteStatus struct {
 	// Phase is Pending, Running, Succeeded or Failed.
