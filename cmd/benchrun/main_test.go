@@ -735,7 +735,11 @@ func TestInterruptWhileStarting(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()
-	for !strings.Contains(c.stderr.String(), "starting the redis single target") {
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(c.stderr.String(), "starting the redis/single target"); {
+		if time.Now().After(deadline) {
+			_ = c.cmd.Process.Kill()
+			t.Fatalf("no \"starting the redis/single target\" line within 1 min; stderr:\n%s", c.stderr.String())
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
