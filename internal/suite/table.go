@@ -175,7 +175,7 @@ func evaluateOne(th v1alpha1.SuiteThreshold, ref string, outs []Outcome, k key) 
 		limit = Describe(refXs).Mean * (1 + e.Value/100)
 	}
 	tr.Limit = round4(limit)
-	tr.Passed = holds(observed, e.Op, limit)
+	tr.Passed = verdict.Holds(observed, e.Op, limit)
 	if th.Significance && e.Relative {
 		_, p := MannWhitney(xs, refXs)
 		if !math.IsNaN(p) {
@@ -192,18 +192,3 @@ func evaluateOne(th v1alpha1.SuiteThreshold, ref string, outs []Outcome, k key) 
 
 // round4 rounds to 4 decimals.
 func round4(v float64) float64 { return math.Round(v*10000) / 10000 }
-
-// holds applies op.
-func holds(observed float64, op string, limit float64) bool {
-	switch op {
-	case "<":
-		return observed < limit
-	case "<=":
-		return observed <= limit
-	case ">":
-		return observed > limit
-	case ">=":
-		return observed >= limit
-	}
-	return false
-}

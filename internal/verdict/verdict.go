@@ -76,8 +76,8 @@ func Figure(r v1alpha1.ScenarioResult, metric string) float64 {
 	return math.NaN()
 }
 
-// holds applies op.
-func holds(observed float64, op string, limit float64) bool {
+// Holds reports whether observed op limit holds (op is <, <=, > or >=; false for any other).
+func Holds(observed float64, op string, limit float64) bool {
 	switch op {
 	case "<":
 		return observed < limit
@@ -152,7 +152,7 @@ func evaluateOne(th v1alpha1.Threshold, name string, res, baseline []v1alpha1.Sc
 		limit = Figure(base, e.Metric) * (1 + e.Value/100)
 	}
 	tr.Limit = round(limit, 4)
-	tr.Passed = holds(Figure(cur, e.Metric), e.Op, limit)
+	tr.Passed = Holds(Figure(cur, e.Metric), e.Op, limit)
 	return tr
 }
 
