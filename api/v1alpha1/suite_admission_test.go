@@ -40,18 +40,12 @@ func LoadInvalidSuites(t *testing.T, path string) []InvalidSuite {
 	return cases
 }
 
+// suiteFromSpec is a BenchmarkSuite named name with spec (YAML).
 func suiteFromSpec(t *testing.T, name, spec string) *unstructured.Unstructured {
 	t.Helper()
-	var s map[string]any
-	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
-		t.Fatalf("bad test spec YAML: %v", err)
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": benchv1alpha1.GroupVersion.String(),
-		"kind":       "BenchmarkSuite",
-		"metadata":   map[string]any{"name": name},
-		"spec":       s,
-	}}
+	u := runFromSpec(t, name, spec)
+	u.SetKind("BenchmarkSuite")
+	return u
 }
 
 // TestInvalidSuitesAreRejected: the API server refuses each bad suite naming the field.
