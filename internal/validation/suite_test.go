@@ -2,52 +2,17 @@ package validation
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
 )
 
 // TestInvalidSuitesSameMessagesAsAPIServer runs the envtest suite's invalid suites through the
 // offline validator: each must fail with the same text the API server gives.
 func TestInvalidSuitesSameMessagesAsAPIServer(t *testing.T) {
-	v := newValidator(t)
-	data, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "testdata", "invalid-suites.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name      string   `json:"name"`
-		SuiteName string   `json:"suiteName"`
-		Spec      string   `json:"spec"`
-		Want      []string `json:"want"`
-	}
-	if err := yaml.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for i, tc := range cases {
-		t.Run(tc.Name, func(t *testing.T) {
-			name := fmt.Sprintf("bad-%d", i)
-			if tc.SuiteName != "" {
-				name = tc.SuiteName
-			}
-			doc := fmt.Sprintf("apiVersion: bench.benchrun.io/v1alpha1\nkind: BenchmarkSuite\nmetadata: {name: %q}\nspec:\n%s", name, indent(tc.Spec))
-			_, err := v.ParseFile(context.Background(), strings.NewReader(doc))
-			var verr *Error
-			if !errors.As(err, &verr) {
-				t.Fatalf("want a validation error, got %v", err)
-			}
-			for _, w := range tc.Want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not contain %q:\n%v", w, err)
-				}
-			}
-		})
-	}
+	checkInvalidCases(t, "BenchmarkSuite", "invalid-suites.yaml")
 }
 
 // TestSuiteChildrenValidated: a suite the suite CRD accepts is still refused offline when a

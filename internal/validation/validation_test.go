@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,28 +53,33 @@ func TestSamplesAreValid(t *testing.T) {
 // TestInvalidRunsSameMessagesAsAPIServer runs the envtest suite's invalid specs through the
 // offline validator: each must fail with the same text the API server gives.
 func TestInvalidRunsSameMessagesAsAPIServer(t *testing.T) {
+	checkInvalidCases(t, "BenchmarkRun", "invalid-runs.yaml")
+}
+
+// checkInvalidCases validates offline each case of api/v1alpha1/testdata/file as a kind
+// object: each must fail naming what the case wants, with no raw CEL error in the text.
+func checkInvalidCases(t *testing.T, kind, file string) {
+	t.Helper()
 	v := newValidator(t)
-	data, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "testdata", "invalid-runs.yaml"))
+	data, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cases []struct {
-		Name    string   `json:"name"`
-		RunName string   `json:"runName"`
-		Spec    string   `json:"spec"`
-		Want    []string `json:"want"`
+		Name      string   `json:"name"`
+		RunName   string   `json:"runName"`
+		SuiteName string   `json:"suiteName"`
+		Spec      string   `json:"spec"`
+		Want      []string `json:"want"`
 	}
 	if err := yaml.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
 	}
 	for i, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			name := fmt.Sprintf("bad-%d", i)
-			if tc.RunName != "" {
-				name = tc.RunName
-			}
-			doc := fmt.Sprintf("apiVersion: bench.benchrun.io/v1alpha1\nkind: BenchmarkRun\nmetadata: {name: %q}\nspec:\n%s",
-				name, indent(tc.Spec))
+			name := cmp.Or(tc.RunName, tc.SuiteName, fmt.Sprintf("bad-%d", i))
+			doc := fmt.Sprintf("apiVersion: bench.benchrun.io/v1alpha1\nkind: %s\nmetadata: {name: %q}\nspec:\n%s",
+				kind, name, indent(tc.Spec))
 			_, err := v.ParseFile(context.Background(), strings.NewReader(doc))
 			var verr *Error
 			if !errors.As(err, &verr) {
