@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // TestInvalidSuitesSameMessagesAsAPIServer runs the envtest suite's invalid suites through the
