@@ -139,7 +139,7 @@ func (r *runner) run(vus int) (float64, error) {
 		fmt.Sprintf(`BENCHRUN_PLAN={"scenarios":[{"name":"get","type":"redis.get","startMs":0,"durationMs":1000,"vus":%d,"keySpace":1000}],"graceMs":1000}`, vus),
 		fmt.Sprintf(`BENCHRUN_TARGET={"redis":{"addrs":[%q]}}`, r.addr), "BENCHRUN_RUNNER=bench")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("k6: %v: %s", err, out)
+		return 0, fmt.Errorf("k6: %w: %s", err, out)
 	}
 	data, err := os.ReadFile(doc)
 	if err != nil {
@@ -153,7 +153,7 @@ func (r *runner) run(vus int) (float64, error) {
 		} `json:"scenarios"`
 	}
 	if err := json.Unmarshal(data, &d); err != nil || len(d.Scenarios) == 0 {
-		return 0, fmt.Errorf("result document: %v", err)
+		return 0, fmt.Errorf("result document: %w", err)
 	}
 	s := d.Scenarios[0]
 	return float64(s.Calls) / s.LastEnd.Sub(s.FirstStart).Seconds(), nil
@@ -184,7 +184,7 @@ func pauser(addr string, ms int) (stop func()) {
 				fail(err)
 			}
 			if line, err := rd.ReadString('\n'); err != nil || line != "+OK\r\n" {
-				fail(fmt.Errorf("CLIENT PAUSE: %q %v", line, err))
+				fail(fmt.Errorf("CLIENT PAUSE: %q %w", line, err))
 			}
 		}
 	}()

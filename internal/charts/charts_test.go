@@ -3,6 +3,7 @@ package charts
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"math"
 	"strings"
@@ -16,7 +17,7 @@ func wellFormed(t *testing.T, svg []byte) map[string]int {
 	counts := map[string]int{}
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return counts
 		}
 		if err != nil {

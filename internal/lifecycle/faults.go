@@ -167,8 +167,8 @@ func AttributeOutages(outages []OutageSpan, t, endMs int64, later time.Duration)
 	return f
 }
 
-// LoadOutageFraction: measured by load, a second is part of an outage when fewer calls
-// succeeded in it than 1/LoadOutageFraction of those that succeeded in the second before the
+// LoadOutageFraction is the outage rule of failover measured by load: a second is part of an
+// outage when fewer calls succeeded in it than 1/LoadOutageFraction of those that succeeded in the second before the
 // fault's (none at all: every call failed, or a stall; or a collapse to under 10 %).
 const LoadOutageFraction = 10
 

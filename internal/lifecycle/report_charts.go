@@ -47,7 +47,7 @@ func FaultChartFiles(scenario string) (calls, latency string) {
 func fileKey(name string) string {
 	b := []byte(name)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' {
 			b[i] = '_'
 		}
 	}

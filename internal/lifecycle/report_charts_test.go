@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -23,7 +24,7 @@ func svgElements(t *testing.T, name string, svg []byte) int {
 	n := 0
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return n
 		}
 		if err != nil {

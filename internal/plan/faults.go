@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/results"
 )

@@ -63,10 +63,10 @@ func failedCell(n int32) string {
 
 // statCell is "mean ± half-width" ("—" without runs, the mean alone with one).
 func statCell(s v1alpha1.Stat, runs int32) string {
-	switch {
-	case runs == 0:
+	switch runs {
+	case 0:
 		return "—"
-	case runs == 1:
+	case 1:
 		return fmt.Sprintf("%.2f", s.Mean)
 	}
 	return fmt.Sprintf("%.2f ± %.2f", s.Mean, (s.High-s.Low)/2)

@@ -23,8 +23,8 @@ func TestSuiteChildrenValidated(t *testing.T) {
 			"child run s-echo-r1 (variant echo): spec: Invalid value: \"object\": scenarios of type redis.* and ycsb need a Redis endpoint"},
 		{"bad address", `{name: bad, target: {external: {kind: redis, addresses: ["no port"]}}}`,
 			"spec.target.external.addresses"},
-		{"unknown field", `{name: typo, target: {redis: {versoin: "8.4"}}}`,
-			`spec.variants[1].target: Invalid value: null: not a BenchmarkRun target: json: unknown field "versoin"`},
+		{"unknown field", `{name: typo, target: {redis: {verzion: "8.4"}}}`,
+			`spec.variants[1].target: Invalid value: null: not a BenchmarkRun target: json: unknown field "verzion"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := `apiVersion: bench.benchrun.io/v1alpha1
