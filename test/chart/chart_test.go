@@ -215,8 +215,8 @@ func TestRenderedObjectsDryRun(t *testing.T) {
 					t.Errorf("%s %s: API server warnings: %v", o.GetKind(), o.GetName(), w)
 				}
 			}
-			if kinds["Deployment"] != 1 || kinds["CustomResourceDefinition"] != 1 {
-				t.Errorf("rendered kinds %v: want one Deployment and the CRD", kinds)
+			if kinds["Deployment"] != 1 || kinds["CustomResourceDefinition"] != 2 {
+				t.Errorf("rendered kinds %v: want one Deployment and the two CRDs (BenchmarkRun, BenchmarkSuite)", kinds)
 			}
 			t.Logf("%s: %d objects dry-run created: %v", name, len(objs), kinds)
 		})
