@@ -65,7 +65,10 @@ api() {
      Do not edit: run `make docs-api`. `make docs-check` fails when this file is stale. -->
 HEAD
     # Python-Markdown needs a blank line before a list ("_Appears in:_" is followed by one).
-    sed 's/^\(_Appears in:_\)$/\1\n/' "$out/api.md"
+    # A named map of a named type links to an anchor that does not exist ("#map[string]x"):
+    # link the element type instead.
+    sed -e 's/^\(_Appears in:_\)$/\1\n/' \
+      -e 's/\[map\[string\]\([A-Za-z0-9]*\)\](#map\[string\][a-z0-9]*)/map[string][\1](#\L\1\E)/g' "$out/api.md"
     # The Condition*/Reason* constants are untyped strings, which crd-ref-docs does not show.
     go run ./hack/conditions-doc api/v1alpha1/conditions.go; } | check_or_write api docs/reference/api.md
   rm -rf "$out"
