@@ -8,7 +8,9 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -162,13 +164,8 @@ func run(f *managerFlags) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
-	if err := (&controllers.BenchmarkSuiteReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorderFor("benchrun-suite"),
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("unable to create controller BenchmarkSuite: %w", err)
+	if err := setupSuites(mgr); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("unable to set up health check: %w", err)
@@ -215,4 +212,28 @@ func (f *managerFlags) networkPolicies() (*controllers.NetworkPolicyConfig, erro
 		cidrs = append(cidrs, c)
 	}
 	return &controllers.NetworkPolicyConfig{APIServerCIDRs: cidrs}, nil
+}
+
+// setupSuites starts the BenchmarkSuite controller when the cluster serves its CRD. A manager
+// of this version under an older chart (CRDs and RBAC without suites, e.g. during an upgrade
+// that has not reached the CRDs yet) runs BenchmarkRuns and says that suites are off, instead
+// of failing to sync a cache it may not list; the manager restarted by the upgrade picks them up.
+func setupSuites(mgr ctrl.Manager) error {
+	gk := schema.GroupKind{Group: benchv1alpha1.GroupVersion.Group, Kind: "BenchmarkSuite"}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, benchv1alpha1.GroupVersion.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			ctrl.Log.WithName("setup").Info("the BenchmarkSuite CRD is not installed: suites are off until the manager restarts with it (helm upgrade installs it)")
+			return nil
+		}
+		return fmt.Errorf("looking up the BenchmarkSuite CRD: %w", err)
+	}
+	if err := (&controllers.BenchmarkSuiteReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorderFor("benchrun-suite"),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("unable to create controller BenchmarkSuite: %w", err)
+	}
+	return nil
 }
