@@ -140,8 +140,9 @@ func TestRedisRolePolicy(t *testing.T) {
 	if !deniedByPolicy(err) {
 		t.Fatalf("the sidecar labelling an unrelated pod: want a redis-role policy denial, got %v", err)
 	}
-	// what the sidecar does: its own pod's role label, both ways
-	for _, r := range []string{"replica", "master"} {
+	// what the sidecar does: its own pod's role label, every value redisrole.Decide gives (none:
+	// a deposed master drops the label the master Service selects)
+	for _, r := range []string{redisrole.Replica, redisrole.None, redisrole.Master} {
 		if err := mergePatch(e.ctx, sidecar, master, roleLabelPatch(r)); err != nil {
 			t.Fatalf("the sidecar setting its own pod's role label to %s: %v", r, err)
 		}
