@@ -2,20 +2,27 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -164,7 +171,7 @@ func run(f *managerFlags) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("unable to create controller BenchmarkRun: %w", err)
 	}
-	if err := setupSuites(mgr); err != nil {
+	if err := setupSuites(mgr, restConfig, cacheOpts); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -214,18 +221,26 @@ func (f *managerFlags) networkPolicies() (*controllers.NetworkPolicyConfig, erro
 	return &controllers.NetworkPolicyConfig{APIServerCIDRs: cidrs}, nil
 }
 
-// setupSuites starts the BenchmarkSuite controller when the cluster serves its CRD. A manager
-// of this version under an older chart (CRDs and RBAC without suites, e.g. during an upgrade
-// that has not reached the CRDs yet) runs BenchmarkRuns and says that suites are off, instead
-// of failing to sync a cache it may not list; the manager restarted by the upgrade picks them up.
-func setupSuites(mgr ctrl.Manager) error {
+// setupSuites starts the BenchmarkSuite controller when the cluster serves its CRD and the
+// manager may list and watch suites where it watches runs. A manager of this version under an
+// older chart (no suite CRD, or RBAC without suites: the CRD outlives a helm uninstall) runs
+// BenchmarkRuns and says that suites are off, instead of crash-looping on a cache it cannot
+// fill; the manager restarted by `helm upgrade` picks them up.
+func setupSuites(mgr ctrl.Manager, cfg *rest.Config, cacheOpts cache.Options) error {
+	log := ctrl.Log.WithName("setup")
 	gk := schema.GroupKind{Group: benchv1alpha1.GroupVersion.Group, Kind: "BenchmarkSuite"}
 	if _, err := mgr.GetRESTMapper().RESTMapping(gk, benchv1alpha1.GroupVersion.Version); err != nil {
 		if meta.IsNoMatchError(err) {
-			ctrl.Log.WithName("setup").Info("the BenchmarkSuite CRD is not installed: suites are off until the manager restarts with it (helm upgrade installs it)")
+			log.Info("the BenchmarkSuite CRD is not installed: suites are off until the manager restarts with it (helm upgrade installs it)")
 			return nil
 		}
 		return fmt.Errorf("looking up the BenchmarkSuite CRD: %w", err)
+	}
+	if denied, err := suitesDenied(cfg, cacheOpts); err != nil {
+		return err
+	} else if denied != "" {
+		log.Info("the manager may not " + denied + " BenchmarkSuites (RBAC of an older chart?): suites are off until the manager restarts with the rights (helm upgrade grants them)")
+		return nil
 	}
 	if err := (&controllers.BenchmarkSuiteReconciler{
 		Client:    mgr.GetClient(),
@@ -236,4 +251,33 @@ func setupSuites(mgr ctrl.Manager) error {
 		return fmt.Errorf("unable to create controller BenchmarkSuite: %w", err)
 	}
 	return nil
+}
+
+// suitesDenied asks the API server (SelfSubjectAccessReview) whether the manager may list and
+// watch BenchmarkSuites in every namespace it watches (all namespaces without
+// --watch-namespaces); it returns the first verb and namespace refused ("" when none).
+func suitesDenied(cfg *rest.Config, cacheOpts cache.Options) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	namespaces := []string{""}
+	if len(cacheOpts.DefaultNamespaces) > 0 {
+		namespaces = slices.Sorted(maps.Keys(cacheOpts.DefaultNamespaces))
+	}
+	for _, ns := range namespaces {
+		for _, verb := range []string{"list", "watch"} {
+			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb,
+					Group: benchv1alpha1.GroupVersion.Group, Resource: "benchmarksuites"}}}
+			got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), review, metav1.CreateOptions{})
+			if err != nil {
+				return "", fmt.Errorf("checking the manager's rights on BenchmarkSuites: %w", err)
+			}
+			if !got.Status.Allowed {
+				return fmt.Sprintf("%s (namespace %q)", verb, ns), nil
+			}
+		}
+	}
+	return "", nil
 }
