@@ -199,17 +199,27 @@ func TestRunnerIsolationChartCopy(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatal("charts/benchrun/files/runner-isolation.yaml differs from config/admission/runner_isolation.yaml: copy it")
 	}
+	policy, binding := renderedPolicy(t, "templates/runner-isolation.yaml")
+	if policy.Name == "" || binding.Spec.PolicyName != policy.Name || len(policy.Spec.Validations) != 3 { // own index, labels, state size
+		t.Fatalf("chart: policy %q with %d validations, binding to %q", policy.Name, len(policy.Spec.Validations), binding.Spec.PolicyName)
+	}
+}
+
+// renderedPolicy renders the chart's template (a ValidatingAdmissionPolicy and its binding,
+// as on a cluster that serves the API) and decodes both; it skips the test without helm.
+func renderedPolicy(t *testing.T, template string) (admissionv1.ValidatingAdmissionPolicy, admissionv1.ValidatingAdmissionPolicyBinding) {
+	t.Helper()
+	var policy admissionv1.ValidatingAdmissionPolicy
+	var binding admissionv1.ValidatingAdmissionPolicyBinding
 	helm := helmBinary()
 	if helm == "" {
 		t.Skip("no helm (make tools builds bin/helm): the chart's rendering is not checked")
 	}
 	out, err := exec.Command(helm, "template", "rel", filepath.Join("..", "charts", "benchrun"), "-n", "ns",
-		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only", "templates/runner-isolation.yaml").CombinedOutput()
+		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only", template).CombinedOutput()
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)
 	}
-	var policy admissionv1.ValidatingAdmissionPolicy
-	var binding admissionv1.ValidatingAdmissionPolicyBinding
 	for _, doc := range yamlDocs(t, out) {
 		var m metav1.TypeMeta
 		_ = yaml.Unmarshal(doc, &m)
@@ -223,7 +233,5 @@ func TestRunnerIsolationChartCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if policy.Name == "" || binding.Spec.PolicyName != policy.Name || len(policy.Spec.Validations) != 3 { // own index, labels, state size
-		t.Fatalf("chart: policy %q with %d validations, binding to %q", policy.Name, len(policy.Spec.Validations), binding.Spec.PolicyName)
-	}
+	return policy, binding
 }

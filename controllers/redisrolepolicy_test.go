@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -19,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/naming"
@@ -205,30 +202,7 @@ func checkFileCopy(t *testing.T, a, b string) {
 // TestRedisRolePolicyChart: the chart renders the policy and its binding, named for the
 // release, the binding naming the policy, with every validation of the file.
 func TestRedisRolePolicyChart(t *testing.T) {
-	helm := helmBinary()
-	if helm == "" {
-		t.Skip("no helm (make tools builds bin/helm): the chart's rendering is not checked")
-	}
-	out, err := exec.Command(helm, "template", "rel", filepath.Join("..", "charts", "benchrun"), "-n", "ns",
-		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only", "templates/redis-role-policy.yaml").CombinedOutput()
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, out)
-	}
-	var policy admissionv1.ValidatingAdmissionPolicy
-	var binding admissionv1.ValidatingAdmissionPolicyBinding
-	for _, doc := range yamlDocs(t, out) {
-		var m metav1.TypeMeta
-		_ = yaml.Unmarshal(doc, &m)
-		switch m.Kind {
-		case "ValidatingAdmissionPolicy":
-			err = yaml.UnmarshalStrict(doc, &policy)
-		case "ValidatingAdmissionPolicyBinding":
-			err = yaml.UnmarshalStrict(doc, &binding)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	policy, binding := renderedPolicy(t, "templates/redis-role-policy.yaml")
 	if policy.Name != "rel-benchrun-redis-role" || binding.Spec.PolicyName != policy.Name || len(policy.Spec.Validations) != 4 {
 		t.Fatalf("chart: policy %q with %d validations, binding to %q", policy.Name, len(policy.Spec.Validations), binding.Spec.PolicyName)
 	}
