@@ -136,28 +136,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	// 2. A new spec generation: archive the previous one (finished or not) and start over. What
 	// it deletes is decided on the run as the API server has it now, never a stale cached copy.
 	if run.Status.ObservedGeneration != run.Generation || run.Status.Phase == "" {
-		if err := r.uncached().Get(ctx, req.NamespacedName, &run); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		if run.Status.ObservedGeneration == run.Generation && run.Status.Phase != "" {
-			return requeueSoon, nil // accepted already: the cache was behind
-		}
-		s = r.newStep(&run)
-		// Runners still loading are stopped first, and waited for (stop.go).
-		if wait, err := r.stopRunners(ctx, s, "the spec changed"); err != nil {
-			return ctrl.Result{}, err
-		} else if wait {
-			return r.patchStatus(ctx, s, ctrl.Result{RequeueAfter: stopPoll})
-		}
-		if err := r.acceptGeneration(ctx, s); err != nil {
-			if errors.Is(err, errCollectRetry) { // generation.go: keep when that collection began
-				if _, perr := r.patchStatus(ctx, s, ctrl.Result{}); perr != nil {
-					return ctrl.Result{}, perr
-				}
-			}
-			return ctrl.Result{}, err
-		}
-		return r.patchStatus(ctx, s, requeueSoon)
+		return r.newGeneration(ctx, req, &run)
 	}
 
 	// 3. Finished runs only wait for cleanup and their TTL.
@@ -175,21 +154,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	var err error
 	switch run.Status.Phase {
 	case v1alpha1.PhasePending, v1alpha1.PhaseQueued, v1alpha1.PhaseProvisioning:
-		var turn, ready bool
-		if err = r.dropSuperseded(ctx, s); err != nil { // generation.go: the previous generation's objects
-			break
-		}
-		// verdict.go: the baseline first, so a run never holds a load pool while it waits for it
-		// (a baseline queued behind it on the same pool would wait for ever).
-		if turn, err = r.resolveBaseline(ctx, s); !turn || err != nil {
-			break
-		}
-		if turn, err = r.poolTurn(ctx, s); !turn || err != nil { // queue.go: a load pool is held by one run at a time
-			break
-		}
-		if ready, err = r.provision(ctx, s); ready && err == nil {
-			err = r.createRunners(ctx, s) // in the same step: the load starts as soon as the target serves
-		}
+		err = r.prepare(ctx, s)
 	case v1alpha1.PhaseStarting:
 		err = r.startRunners(ctx, s)
 	case v1alpha1.PhaseRunning:
@@ -211,6 +176,55 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return res, err
 	}
 	return res, r.syncFinalizer(ctx, &run)
+}
+
+// newGeneration archives the previous spec generation (finished or not) and starts the new
+// one, deciding on the run as the API server has it now, never a stale cached copy.
+func (r *BenchmarkRunReconciler) newGeneration(ctx context.Context, req ctrl.Request, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	if err := r.uncached().Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if run.Status.ObservedGeneration == run.Generation && run.Status.Phase != "" {
+		return requeueSoon, nil // accepted already: the cache was behind
+	}
+	s := r.newStep(run)
+	// Runners still loading are stopped first, and waited for (stop.go).
+	if wait, err := r.stopRunners(ctx, s, "the spec changed"); err != nil {
+		return ctrl.Result{}, err
+	} else if wait {
+		return r.patchStatus(ctx, s, ctrl.Result{RequeueAfter: stopPoll})
+	}
+	if err := r.acceptGeneration(ctx, s); err != nil {
+		if errors.Is(err, errCollectRetry) { // generation.go: keep when that collection began
+			if _, perr := r.patchStatus(ctx, s, ctrl.Result{}); perr != nil {
+				return ctrl.Result{}, perr
+			}
+		}
+		return ctrl.Result{}, err
+	}
+	return r.patchStatus(ctx, s, requeueSoon)
+}
+
+// prepare is the step of a run not yet loading: the previous generation's objects go, the
+// baseline is resolved, the load pool taken, the target provisioned and, once it serves, the
+// runners created.
+func (r *BenchmarkRunReconciler) prepare(ctx context.Context, s *step) error {
+	if err := r.dropSuperseded(ctx, s); err != nil { // generation.go: the previous generation's objects
+		return err
+	}
+	// verdict.go: the baseline first, so a run never holds a load pool while it waits for it
+	// (a baseline queued behind it on the same pool would wait for ever).
+	if turn, err := r.resolveBaseline(ctx, s); !turn || err != nil {
+		return err
+	}
+	if turn, err := r.poolTurn(ctx, s); !turn || err != nil { // queue.go: a load pool is held by one run at a time
+		return err
+	}
+	ready, err := r.provision(ctx, s)
+	if ready && err == nil {
+		err = r.createRunners(ctx, s) // in the same step: the load starts as soon as the target serves
+	}
+	return err
 }
 
 // finished tells whether a phase is terminal.
