@@ -95,12 +95,20 @@ spec:
 	if f.Outcome != v1alpha1.FaultApplied || f.Failover == nil || f.Failover.MeasuredBy != v1alpha1.FailoverByLoad {
 		t.Fatalf("fault: %+v", f)
 	}
+	// Whether the kill stopped HeTu for whole seconds depends on how fast it restarts: look at
+	// the seconds after the kill's and before the pause's (7 s later; the pause's outage is the
+	// kill's later outage, never its failover).
 	base := f.Timeline[4].Calls - f.Timeline[4].Errors
 	var dead bool // a second of the load after the fault's with under 10 % of the successes before it
-	for _, s := range f.Timeline[6:] {
-		dead = dead || (s.Calls > 0 && (s.Calls-s.Errors)*10 < base)
+	for _, s := range f.Timeline {
+		if s.Second >= 1 && s.Second < 7 {
+			dead = dead || (s.Calls > 0 && (s.Calls-s.Errors)*10 < base)
+		}
 	}
 	if dead != (f.Failover.Milliseconds > 0) {
 		t.Errorf("seconds of outage after the kill: %v, failover %+v", dead, f.Failover)
+	}
+	if l := f.Failover.LaterOutage; l == nil || l.BeganAfterMs < 6000 || l.BeganAfterMs > 8000 {
+		t.Errorf("the pause's outage, seen from the kill: %+v, want a later outage about 7 s after", l)
 	}
 }
