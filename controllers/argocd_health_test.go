@@ -19,7 +19,7 @@ import (
 // healthCase is one entry of Argo CD's health_test.yaml: an object and its expected health.
 type healthCase struct {
 	file, status, message string
-	obj                   *v1alpha1.BenchmarkRun
+	obj                   any // a *v1alpha1.BenchmarkRun or *v1alpha1.BenchmarkSuite
 }
 
 // TestArgoCDHealth reads BenchmarkRuns back from the API server in every phase (Queued
@@ -38,7 +38,7 @@ func TestArgoCDHealth(t *testing.T) {
 	}
 	cases := argoCDCases(t)
 	dir := t.TempDir()
-	writeHealthCases(t, dir, cases)
+	writeHealthCases(t, dir, "BenchmarkRun", runHealthHeader, cases)
 	lua, _ := filepath.Abs(filepath.Join("..", "config", "argocd", "health.lua"))
 	out, err := exec.Command(checker, "-lua", lua, "-tests", filepath.Join(dir, "health_test.yaml")).CombinedOutput()
 	t.Logf("%s", out)
@@ -46,7 +46,7 @@ func TestArgoCDHealth(t *testing.T) {
 		t.Fatalf("Argo CD health: %v", err)
 	}
 	if os.Getenv("BENCHRUN_UPDATE_ARGOCD") == "1" {
-		writeHealthCases(t, filepath.Join("..", "config", "argocd"), cases)
+		writeHealthCases(t, filepath.Join("..", "config", "argocd"), "BenchmarkRun", runHealthHeader, cases)
 	}
 	// The committed examples (what users and Argo CD's own test layout see) hold too.
 	committed := filepath.Join("..", "config", "argocd", "health_test.yaml")
@@ -117,9 +117,12 @@ func condMessage(run *v1alpha1.BenchmarkRun) string {
 	return ""
 }
 
-// writeHealthCases writes each object (as kubectl shows it, without server bookkeeping) into
-// dir/testdata and dir/health_test.yaml in Argo CD's format.
-func writeHealthCases(t *testing.T, dir string, cases []healthCase) {
+// runHealthHeader heads config/argocd/health_test.yaml.
+const runHealthHeader = "# Argo CD health tests (resource_customizations format) for health.lua, generated from\n# BenchmarkRuns read back from a real kube-apiserver by controllers/argocd_health_test.go\n# (BENCHRUN_UPDATE_ARGOCD=1). Run: cd hack/argocd-health && go run . -lua ../../config/argocd/health.lua -tests ../../config/argocd/health_test.yaml\n"
+
+// writeHealthCases writes each object (as kubectl shows it, without server bookkeeping, as the
+// given kind) into dir/testdata and dir/health_test.yaml (after header) in Argo CD's format.
+func writeHealthCases(t *testing.T, dir, kind, header string, cases []healthCase) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "testdata"), 0o755); err != nil {
 		t.Fatal(err)
@@ -134,7 +137,7 @@ func writeHealthCases(t *testing.T, dir string, cases []healthCase) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u["apiVersion"], u["kind"] = v1alpha1.GroupVersion.String(), "BenchmarkRun"
+		u["apiVersion"], u["kind"] = v1alpha1.GroupVersion.String(), kind
 		md := u["metadata"].(map[string]any)
 		for _, k := range []string{"managedFields", "uid", "resourceVersion", "creationTimestamp"} {
 			delete(md, k)
@@ -153,7 +156,6 @@ func writeHealthCases(t *testing.T, dir string, cases []healthCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	header := ("# Argo CD health tests (resource_customizations format) for health.lua, generated from\n# BenchmarkRuns read back from a real kube-apiserver by controllers/argocd_health_test.go\n# (BENCHRUN_UPDATE_ARGOCD=1). Run: cd hack/argocd-health && go run . -lua ../../config/argocd/health.lua -tests ../../config/argocd/health_test.yaml\n")
 	if err := os.WriteFile(filepath.Join(dir, "health_test.yaml"), append([]byte(header), b...), 0o644); err != nil {
 		t.Fatal(err)
 	}

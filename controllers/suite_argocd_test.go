@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -26,13 +24,9 @@ func TestArgoCDSuiteHealth(t *testing.T) {
 		t.Skipf("Argo CD health checker not built (%v): `make test` builds it", err)
 	}
 	e := newSuiteEnv(t)
-	type hc struct {
-		file, status, message string
-		s                     *v1alpha1.BenchmarkSuite
-	}
-	var cases []hc
+	var cases []healthCase
 	add := func(file, status, message, name string) {
-		cases = append(cases, hc{file, status, message, e.getSuite(name)})
+		cases = append(cases, healthCase{file, status, message, e.getSuite(name)})
 	}
 	e.twoVariantSuite("ok", true)
 	add("new.yaml", "Progressing", "Waiting for the benchrun operator to accept the suite", "ok")
@@ -63,33 +57,11 @@ func TestArgoCDSuiteHealth(t *testing.T) {
 	add("failed-child.yaml", "Degraded", "ChildFailed: "+suiteCond(e.getSuite("crash")), "crash")
 
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "testdata"), 0o755); err != nil {
-		t.Fatal(err)
+	kind := "BenchmarkSuite"
+	if os.Getenv("BENCHRUN_SUITE_HEALTH_AS_RUN") != "" { // a checker built before suites: select the script by the run's key
+		kind = "BenchmarkRun"
 	}
-	type entry struct {
-		HealthStatus map[string]string `json:"healthStatus"`
-		InputPath    string            `json:"inputPath"`
-	}
-	var tests []entry
-	for _, c := range cases {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u["apiVersion"], u["kind"] = v1alpha1.GroupVersion.String(), "BenchmarkSuite"
-		if os.Getenv("BENCHRUN_SUITE_HEALTH_AS_RUN") != "" { // a checker built before suites: select the script by the run's key
-			u["kind"] = "BenchmarkRun"
-		}
-		b, _ := yaml.Marshal(u)
-		if err := os.WriteFile(filepath.Join(dir, "testdata", c.file), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		tests = append(tests, entry{HealthStatus: map[string]string{"status": c.status, "message": c.message}, InputPath: "testdata/" + c.file})
-	}
-	b, _ := yaml.Marshal(map[string]any{"tests": tests})
-	if err := os.WriteFile(filepath.Join(dir, "health_test.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeHealthCases(t, dir, kind, "", cases)
 	lua, _ := filepath.Abs(filepath.Join("..", "config", "argocd", "suite-health.lua"))
 	out, err := exec.Command(checker, "-lua", lua, "-tests", filepath.Join(dir, "health_test.yaml")).CombinedOutput()
 	t.Logf("%s", out)
