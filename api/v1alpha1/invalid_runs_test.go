@@ -20,15 +20,36 @@ type InvalidRun struct {
 // LoadInvalidRuns reads testdata/invalid-runs.yaml.
 func LoadInvalidRuns(t *testing.T, path string) []InvalidRun {
 	t.Helper()
+	return loadCases[InvalidRun](t, path, yaml.Unmarshal)
+}
+
+// loadCases reads a YAML list of test cases from path with unmarshal.
+func loadCases[T any](t *testing.T, path string, unmarshal func([]byte, any, ...yaml.JSONOpt) error) []T {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cases []InvalidRun
-	if err := yaml.Unmarshal(data, &cases); err != nil {
+	var cases []T
+	if err := unmarshal(data, &cases); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return cases
+}
+
+// wantRefused fails unless err is a refusal whose text holds every one of want and no raw CEL
+// error.
+func wantRefused(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted, want rejection containing %q", want)
+	}
+	CheckNoRawCELError(t, err)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not contain %q:\n%v", w, err)
+		}
+	}
 }
 
 // rawCELErrors are fragments of CEL evaluation errors; a user must never see one (every rule
