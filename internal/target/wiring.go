@@ -1,6 +1,10 @@
 package target
 
-import "github.com/benchrun/benchrun/api/v1alpha1"
+import (
+	"encoding/json"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
 
 // This file is what the load scripts get of a target (plan.Target is Addresses): the endpoint
 // roles, the addresses by protocol and the secret environment variables. Each kind's Wire
@@ -63,6 +67,23 @@ type Addresses struct {
 	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
 	// its first port, or an external target of kind grpc: TLS when enabled).
 	GRPC *StreamAddresses `json:"grpc,omitempty"`
+}
+
+// Addrs are the host:port addresses of the entry whose JSON name is address (as the load
+// scripts read TARGET[address]; workload.Descriptor.Address names it); none when the target
+// has no such entry. Every entry has an addrs field, so no entry is named here.
+func (a Addresses) Addrs(address string) []string {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil
+	}
+	var entries map[string]struct {
+		Addrs []string `json:"addrs"`
+	}
+	if json.Unmarshal(b, &entries) != nil {
+		return nil
+	}
+	return entries[address].Addrs
 }
 
 // StreamAddresses is a plain TCP (or TLS) endpoint: tcp, http and grpc scenarios.

@@ -72,32 +72,39 @@ func TestWorkloadRegistryMatchesCEL(t *testing.T) {
 	}
 }
 
-// TestWorkloadRegistryMatchesDriver: scripts/k6/benchrun.js dispatches every built-in type but
-// script (which runs the user's own function) and no type the registry does not know.
+// TestWorkloadRegistryMatchesDriver: scripts/k6/benchrun.js exports the function of every
+// built-in type but script (which runs the user's own function) under the name it derives
+// from the type (workload.Descriptor.Exec), and no other scenario function; it names no
+// type's exec function or target address in a table of its own (the plan passes the
+// address, TestPlanScenarioAddress).
 func TestWorkloadRegistryMatchesDriver(t *testing.T) {
 	js, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "k6", "benchrun.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := strings.Index(string(js), "const EXEC = {")
-	if start < 0 {
-		t.Fatal("benchrun.js: no EXEC table")
+	if strings.Contains(string(js), "const EXEC = {") || strings.Contains(string(js), "function targetOf(") {
+		t.Error("benchrun.js has a per-type exec or address table again: derive them from the plan (execOf, TARGET[s.address])")
 	}
-	table := string(js)[start:]
-	table = table[:strings.Index(table, "};")]
-	var got []string
-	for _, m := range regexp.MustCompile(`(?m)^\s*'?([a-z0-9_.]+)'?:`).FindAllStringSubmatch(table, -1) {
-		got = append(got, m[1])
+	if !strings.Contains(string(js), "s.type.replace(/\\./g, '_')") {
+		t.Error("benchrun.js: execOf no longer derives the function from the type as workload.Descriptor.Exec does")
 	}
-	var want []string
+	exported := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^export function ([a-z0-9_]+)\(`).FindAllStringSubmatch(string(js), -1) {
+		exported[m[1]] = true
+	}
+	known := map[string]bool{"setup": true, "teardown": true, "open_loop": true, "benchrun_counts": true, "benchrun_done": true}
 	for _, d := range workload.All() {
-		if d.Type != v1alpha1.ScenarioScript {
-			want = append(want, string(d.Type))
+		if d.Type == v1alpha1.ScenarioScript {
+			continue
 		}
+		if !exported[d.Exec()] {
+			t.Errorf("benchrun.js exports no %s() for type %s", d.Exec(), d.Type)
+		}
+		known[d.Exec()] = true
 	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("benchrun.js dispatches %v, the registry has %v", got, want)
+	for f := range exported {
+		if !known[f] {
+			t.Errorf("benchrun.js exports %s(), which no type of the registry runs", f)
+		}
 	}
 }
