@@ -108,3 +108,30 @@ func TestWorkloadRegistryMatchesDriver(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadRegistryMatchesSuiteCEL: a suite's bodySize sweep admits exactly the types whose
+// descriptor takes bodySize (the list in api/v1alpha1/suite_types.go's CEL rule repeats them).
+func TestWorkloadRegistryMatchesSuiteCEL(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "suite_types.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`w\.field != 'bodySize' \|\| self\.template\.load\.scenarios\.all\(s, s\.type in \[([^\]]*)\]`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("suite_types.go: no bodySize sweep rule")
+	}
+	var got, want []string
+	for _, q := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	for _, d := range workload.All() {
+		if d.BodySize {
+			want = append(want, string(d.Type))
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the bodySize sweep rule admits %v, the registry's bodySize types are %v", got, want)
+	}
+}
