@@ -45,7 +45,7 @@ func TestWorkloadRegistryMatchesCEL(t *testing.T) {
 		_, err := v.ParseFile(context.Background(), strings.NewReader(doc("reg", spec)))
 		return err
 	}
-	kinds := []v1alpha1.ExternalKind{v1alpha1.ExternalRedis, v1alpha1.ExternalHeTu, v1alpha1.ExternalTCP, v1alpha1.ExternalHTTP, v1alpha1.ExternalGRPC}
+	kinds := v1alpha1.ExternalKinds()
 	for _, d := range workload.All() {
 		t.Run(string(d.Type), func(t *testing.T) {
 			sc := func(extra string) string {
@@ -133,5 +133,25 @@ func TestWorkloadRegistryMatchesSuiteCEL(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("the bodySize sweep rule admits %v, the registry's bodySize types are %v", got, want)
+	}
+}
+
+// TestExternalKindsMatchEnum: v1alpha1.ExternalKinds (which internal/target wires and lists
+// as an external endpoint's roles) is the ExternalKind Enum marker, in its order.
+func TestExternalKindsMatchEnum(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "target_types.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\+kubebuilder:validation:Enum=([a-z;]+)\ntype ExternalKind string`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("target_types.go: no Enum marker on ExternalKind")
+	}
+	var got []string
+	for _, k := range v1alpha1.ExternalKinds() {
+		got = append(got, string(k))
+	}
+	if want := strings.Split(string(m[1]), ";"); !slices.Equal(got, want) {
+		t.Errorf("ExternalKinds() %v, Enum %v", got, want)
 	}
 }
