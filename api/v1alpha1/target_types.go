@@ -320,6 +320,12 @@ const (
 	ExternalGRPC ExternalKind = "grpc"
 )
 
+// ExternalKinds are every ExternalKind in the Enum marker's order (internal/validation's
+// TestExternalKindsMatchEnum holds them equal).
+func ExternalKinds() []ExternalKind {
+	return []ExternalKind{ExternalRedis, ExternalHeTu, ExternalTCP, ExternalHTTP, ExternalGRPC}
+}
+
 // RedisConfigValue is the value of one Redis configuration directive: one line (a line break
 // would start another directive, which could also carry a password past the rules on config).
 // +kubebuilder:validation:MaxLength=1024

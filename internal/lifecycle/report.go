@@ -38,7 +38,7 @@ func Reports(title string, sum results.Summary, doc *results.Document, extra str
 		return nil, err
 	}
 	maps.Copy(out, plots)
-	if err := grpcShape(out, sum); err != nil {
+	if err := protocolShapes(out, sum); err != nil {
 		return nil, err
 	}
 	if doc != nil {

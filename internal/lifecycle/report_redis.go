@@ -6,18 +6,17 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-// Report files of the Redis seed shapes, written only when the run has rows for them.
+// Report files of the Redis seed shapes, written only when the run has rows for them (the
+// Redis protocol table's CSV is one of protocolShapes').
 const (
 	// ReportPegasusCSV is the Pegasus YCSB table (seed 004) as CSV.
 	ReportPegasusCSV = "ycsb-pegasus.csv"
-	// ReportRedisProtocolCSV is the packetd-shaped Redis protocol table (seed 003) as CSV.
-	ReportRedisProtocolCSV = "redis-protocol.csv"
 	// ReportRedisShapesJSON holds both tables as JSON.
 	ReportRedisShapesJSON = "redis-tables.json"
 )
 
-// redisShapes adds the Pegasus and Redis protocol tables to the report files when the
-// summary has rows for them (the markdown report holds them already).
+// redisShapes adds the Pegasus table and both Redis tables as JSON to the report files when
+// the summary has rows for them (the markdown report holds them already).
 func redisShapes(out map[string][]byte, sum results.Summary) error {
 	peg, proto := results.PegasusRows(sum), results.RedisProtocolRows(sum)
 	if len(peg) == 0 && len(proto) == 0 {
@@ -34,13 +33,6 @@ func redisShapes(out map[string][]byte, sum results.Summary) error {
 			return err
 		}
 		out[ReportPegasusCSV] = b.Bytes()
-	}
-	if len(proto) > 0 {
-		var b bytes.Buffer
-		if err := results.RenderRedisProtocolCSV(&b, sum); err != nil {
-			return err
-		}
-		out[ReportRedisProtocolCSV] = b.Bytes()
 	}
 	return nil
 }

@@ -135,6 +135,9 @@ type Scenario struct {
 	Name string `json:"name"`
 	// Type is the scenario type (hetu.get, redis.upsert, ycsb...).
 	Type string `json:"type"`
+	// Address is the BENCHRUN_TARGET entry it connects to (workload.Descriptor.Address):
+	// benchrun.js reads TARGET[address].
+	Address string `json:"address,omitempty"`
 	// StartMs is the offset of the scenario's start from the start of the k6 run.
 	StartMs int64 `json:"startMs"`
 	// DurationMs is how long the scenario's VUs run.
@@ -307,6 +310,9 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 		Name: s.Name, Type: string(s.Type), StartMs: offset.Milliseconds(), DurationMs: d.Milliseconds(),
 		VUs: vus, KeySpace: DefaultKeySpace, Params: s.Params,
 	}
+	if d, ok := workload.For(s.Type); ok {
+		sc.Address = string(d.Address)
+	}
 	if s.KeySpace != nil {
 		sc.KeySpace = *s.KeySpace
 	}
@@ -430,48 +436,24 @@ func targetFor(t *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Target, [
 // yet): the address its type's descriptor names (workload.Descriptor.Address).
 func checkTarget(spec Spec, t Target) error {
 	for _, s := range spec.Scenarios {
-		d, _ := workload.Of(s.Type)
+		d, ok := workload.Of(s.Type)
+		if !ok {
+			return fmt.Errorf("plan: scenario %q has the unknown type %q", s.Name, s.Type)
+		}
 		if s.Type == string(v1alpha1.ScenarioHeTuCall) && s.HeTuCall == nil {
 			return fmt.Errorf("plan: scenario %q (hetu.call) needs hetuCall.rpc", s.Name)
 		}
-		var addrs []string
-		var need string
-		switch d.Address {
-		case workload.AddressAny:
+		if d.Address == workload.AddressAny {
 			continue // a custom script connects wherever it wants (BENCHRUN_TARGET tells it what exists)
-		case workload.AddressTCP:
-			addrs, need = streamAddrs(t.TCP), "a TCP endpoint"
-		case workload.AddressHTTP:
-			addrs, need = streamAddrs(t.HTTP), "an HTTP endpoint"
-		case workload.AddressGRPC:
-			if s.GRPC == nil {
-				return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
-			}
-			addrs, need = streamAddrs(t.GRPC), "a gRPC endpoint"
-		case workload.AddressHeTu:
-			if t.HeTu != nil {
-				addrs = t.HeTu.Addrs
-			}
-			need = "a HeTu endpoint"
-		default:
-			if t.Redis != nil {
-				addrs = t.Redis.Addrs
-			}
-			need = "a Redis endpoint"
 		}
-		if len(addrs) == 0 {
-			return fmt.Errorf("plan: scenario %q needs %s and the target has none", s.Name, need)
+		if d.Address == workload.AddressGRPC && s.GRPC == nil {
+			return fmt.Errorf("plan: scenario %q needs a gRPC endpoint and a method (grpc.method)", s.Name)
+		}
+		if len(t.Addrs(string(d.Address))) == 0 {
+			return fmt.Errorf("plan: scenario %q needs %s and the target has none", s.Name, d.Address.Endpoint())
 		}
 	}
 	return nil
-}
-
-// streamAddrs are the addresses of a TCP, HTTP or gRPC endpoint (none when it is nil).
-func streamAddrs(t *TCPTarget) []string {
-	if t == nil {
-		return nil
-	}
-	return t.Addrs
 }
 
 func orDefault(s, def string) string {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 func hetuRun() *v1alpha1.BenchmarkRun {
@@ -205,5 +206,40 @@ func TestExternalTLSCAFromSecret(t *testing.T) {
 	run.Spec.Target.External.TLS.Enabled = false
 	if inv, _ = ForRunner(run, nil, 0, 1); len(inv.SecretEnv) != 0 {
 		t.Fatalf("CA asked for with TLS off: %+v", inv.SecretEnv)
+	}
+}
+
+// TestPlanScenarioAddress: each planned scenario carries the BENCHRUN_TARGET entry its type's
+// descriptor names (benchrun.js reads TARGET[address]), every address but "any" is the JSON
+// name of a Target entry (Target.Addrs finds it), and a missing one is refused naming what
+// the scenario needs.
+func TestPlanScenarioAddress(t *testing.T) {
+	inv, err := ForRunnerIn("/repo/scripts/k6", hetuRun(), hetuEndpoints, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(inv.Env[EnvPlan], `"type":"hetu.get","address":"hetu"`) ||
+		!strings.Contains(inv.Env[EnvPlan], `"type":"redis.upsert","address":"redis"`) {
+		t.Errorf("plan: %s", inv.Env[EnvPlan])
+	}
+	full := Target{Redis: &RedisTarget{Addrs: []string{"r"}}, HeTu: &HeTuTarget{Addrs: []string{"h"}},
+		TCP: &TCPTarget{Addrs: []string{"t"}}, HTTP: &TCPTarget{Addrs: []string{"w"}}, GRPC: &TCPTarget{Addrs: []string{"g"}}}
+	for _, d := range workload.All() {
+		if d.Address == workload.AddressAny {
+			continue
+		}
+		if len(full.Addrs(string(d.Address))) != 1 {
+			t.Errorf("%s: address %q is no entry of BENCHRUN_TARGET", d.Type, d.Address)
+		}
+		spec := Spec{Scenarios: []Scenario{{Name: "s", Type: string(d.Type), GRPC: &GRPCCall{Method: "a/b"}, HeTuCall: &HeTuCall{RPC: "r"}}}}
+		if err := checkTarget(spec, Target{}); err == nil || !strings.Contains(err.Error(), "needs "+d.Address.Endpoint()+" and the target has none") {
+			t.Errorf("%s without its address: %v", d.Type, err)
+		}
+		if err := checkTarget(spec, full); err != nil {
+			t.Errorf("%s: %v", d.Type, err)
+		}
+	}
+	if err := checkTarget(Spec{Scenarios: []Scenario{{Name: "s", Type: "nope"}}}, full); err == nil || !strings.Contains(err.Error(), `unknown type "nope"`) {
+		t.Errorf("unknown type: %v", err)
 	}
 }

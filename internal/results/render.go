@@ -31,10 +31,10 @@ func RenderMarkdown(w io.Writer, title string, s Summary) error {
 	}
 	scs := sortedByName(rest)
 	writeYa(bw, scs)
-	writeRedisShapes(bw, s)
+	writePegasus(bw, s)
+	writeProtocolTables(bw, s, true) // the Redis table, with the Redis shapes
 	writeOpenMarkdown(bw, scs)
-	grpcTable.write(bw, s)
-	httpTable.write(bw, s)
+	writeProtocolTables(bw, s, false)
 	bw.WriteString("\n")
 	return bw.Flush()
 }

@@ -8,6 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchrun/benchrun/internal/workload"
+)
+
+// The Grpc and HTTP tables of the packetd protocol tables, and their headers.
+var (
+	grpcTable, _ = workload.TableOf(workload.ProtocolGRPC)
+	httpTable, _ = workload.TableOf(workload.ProtocolHTTP)
+	grpcHeader   = ProtocolHeader(grpcTable)
+	httpHeader   = ProtocolHeader(httpTable)
 )
 
 // TestGRPCProtocolTableMatchesSeed: the Grpc protocol table's header is seed 003's, and the
@@ -16,8 +26,8 @@ import (
 // header; scenarios of other types get no row.
 func TestGRPCProtocolTableMatchesSeed(t *testing.T) {
 	seed := goldenLines(t, "seed_003_grpc_protocol_header.md")
-	if !slices.Equal(cells(seed[0]), GRPCProtocolHeader) {
-		t.Fatalf("GRPCProtocolHeader %q, seed %q", GRPCProtocolHeader, cells(seed[0]))
+	if !slices.Equal(cells(seed[0]), grpcHeader) {
+		t.Fatalf("grpcHeader %q, seed %q", grpcHeader, cells(seed[0]))
 	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	method := "benchrun.echo.v1.Echo/Echo"
@@ -32,11 +42,11 @@ func TestGRPCProtocolTableMatchesSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := tableAfter(t, md.String(), "Grpc protocol table")
-	if len(lines) != 3 || !slices.Equal(cells(lines[0]), GRPCProtocolHeader) {
+	if len(lines) != 3 || !slices.Equal(cells(lines[0]), grpcHeader) {
 		t.Fatalf("table:\n%s", strings.Join(lines, "\n"))
 	}
 	got, want := cells(lines[2]), cells(seed[2])
-	for i, h := range GRPCProtocolHeader {
+	for i, h := range grpcHeader {
 		if h != "QPS" && h != "BPS" && got[i] != want[i] {
 			t.Errorf("%s: %q, seed %q", h, got[i], want[i])
 		}
@@ -45,14 +55,14 @@ func TestGRPCProtocolTableMatchesSeed(t *testing.T) {
 		t.Errorf("QPS %q BPS %q", got[5], got[6])
 	}
 	var c bytes.Buffer
-	if err := RenderGRPCProtocolCSV(&c, sum); err != nil {
+	if err := WriteProtocolCSV(&c, grpcTable, ProtocolRows(sum, grpcTable)); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&c).ReadAll()
-	if err != nil || len(recs) != 2 || !slices.Equal(recs[0][:len(GRPCProtocolHeader)], GRPCProtocolHeader) || recs[1][9] != "echo10k" {
+	if err != nil || len(recs) != 2 || !slices.Equal(recs[0][:len(grpcHeader)], grpcHeader) || recs[1][9] != "echo10k" {
 		t.Errorf("csv %v %v", recs, err)
 	}
-	if rows := GRPCProtocolRows(Summary{Scenarios: sum.Scenarios[1:]}); rows != nil {
+	if rows := ProtocolRows(Summary{Scenarios: sum.Scenarios[1:]}, grpcTable); rows != nil {
 		t.Errorf("an http scenario has a grpc row: %v", rows)
 	}
 }
@@ -63,8 +73,8 @@ func TestGRPCProtocolTableMatchesSeed(t *testing.T) {
 // the CSV has the same header; scenarios of other types get no row.
 func TestHTTPProtocolTableMatchesSeed(t *testing.T) {
 	seed := goldenLines(t, "seed_003_http_protocol_header.md")
-	if !slices.Equal(cells(seed[0]), HTTPProtocolHeader) {
-		t.Fatalf("HTTPProtocolHeader %q, seed %q", HTTPProtocolHeader, cells(seed[0]))
+	if !slices.Equal(cells(seed[0]), httpHeader) {
+		t.Fatalf("httpHeader %q, seed %q", httpHeader, cells(seed[0]))
 	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	sum := Summary{Scenarios: []ScenarioSummary{
@@ -77,11 +87,11 @@ func TestHTTPProtocolTableMatchesSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := tableAfter(t, md.String(), "HTTP protocol table")
-	if len(lines) != 3 || !slices.Equal(cells(lines[0]), HTTPProtocolHeader) {
+	if len(lines) != 3 || !slices.Equal(cells(lines[0]), httpHeader) {
 		t.Fatalf("table:\n%s", strings.Join(lines, "\n"))
 	}
 	got, want := cells(lines[2]), cells(seed[2])
-	for i, h := range HTTPProtocolHeader {
+	for i, h := range httpHeader {
 		if h != "QPS" && h != "BPS" && h != "PROTO/METRICS" && h != "PROTO/PERCENT" && got[i] != want[i] {
 			t.Errorf("%s: %q, seed %q", h, got[i], want[i])
 		}
@@ -90,14 +100,14 @@ func TestHTTPProtocolTableMatchesSeed(t *testing.T) {
 		t.Errorf("QPS %q PROTO/METRICS %q", got[5], got[7])
 	}
 	var c bytes.Buffer
-	if err := RenderHTTPProtocolCSV(&c, sum); err != nil {
+	if err := WriteProtocolCSV(&c, httpTable, ProtocolRows(sum, httpTable)); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&c).ReadAll()
-	if err != nil || len(recs) != 2 || !slices.Equal(recs[0][:len(HTTPProtocolHeader)], HTTPProtocolHeader) || recs[1][9] != "post10k" {
+	if err != nil || len(recs) != 2 || !slices.Equal(recs[0][:len(httpHeader)], httpHeader) || recs[1][9] != "post10k" {
 		t.Errorf("csv %v %v", recs, err)
 	}
-	if rows := HTTPProtocolRows(Summary{Scenarios: sum.Scenarios[1:]}); rows != nil {
+	if rows := ProtocolRows(Summary{Scenarios: sum.Scenarios[1:]}, httpTable); rows != nil {
 		t.Errorf("a grpc scenario has an http row: %v", rows)
 	}
 }

@@ -3,14 +3,16 @@ package results
 import (
 	"bufio"
 	"io"
+	"slices"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/workload"
 )
 
-// The Grpc and HTTP tables of the packetd protocol table (seed 003, "### Grpc", "### HTTP"):
-// one row per scenario whose type's descriptor names the table (workload.Descriptor.Protocol),
-// the same columns, each with its PROTO label and caption.
+// The packetd protocol tables (seed 003: "### Redis", "### Grpc", "### HTTP"), one per
+// workload.Table: a row per scenario whose type's descriptor names the table's protocol
+// (workload.Descriptor.Protocol), in report.md, the packetd shape and the table's CSV file.
+// Nothing here names a protocol: a new one is a workload.Table.
 
 // GRPCScenarioType is the scenario type of unary gRPC calls.
 const GRPCScenarioType = string(v1alpha1.ScenarioGRPC)
@@ -18,69 +20,87 @@ const GRPCScenarioType = string(v1alpha1.ScenarioGRPC)
 // HTTPScenarioType is the scenario type of HTTP requests.
 const HTTPScenarioType = string(v1alpha1.ScenarioHTTP)
 
-// GRPCProtocolHeader is the column order of the Grpc table of the packetd protocol table (seed 003).
-var GRPCProtocolHeader = []string{"PROTO", "REQUEST", "WORKERS", "BODYSIZE", "ELAPSED", "QPS", "BPS",
-	"PROTO/METRICS", "PROTO/PERCENT"}
+// protocolColumns are the columns of every packetd protocol table, right-aligned or not; a
+// table with a COMMAND column has it after WORKERS (commandColumn).
+var protocolColumns = []struct {
+	name  string
+	right bool
+}{{"PROTO", false}, {"REQUEST", true}, {"WORKERS", true}, {"BODYSIZE", false}, {"ELAPSED", false},
+	{"QPS", true}, {"BPS", true}, {"PROTO/METRICS", true}, {"PROTO/PERCENT", false}}
 
-// HTTPProtocolHeader is the column order of the HTTP table of the packetd protocol table
-// (seed 003): the same columns as the Grpc table.
-var HTTPProtocolHeader = GRPCProtocolHeader
+// commandColumn is where a table with a COMMAND column has it.
+const commandColumn = 3
 
-// packetdTable is a packetd protocol table whose rows are the scenarios of the types with its
-// protocol (proto is also its PROTO label).
-type packetdTable struct {
-	proto, caption string
+// ProtocolHeader is the column order of table t: PROTO, REQUEST, WORKERS, COMMAND (when
+// t.Command), BODYSIZE, ELAPSED, QPS, BPS, PROTO/METRICS, PROTO/PERCENT.
+func ProtocolHeader(t workload.Table) []string {
+	h, _ := protocolLayout(t)
+	return h
 }
 
-var (
-	grpcTable = packetdTable{workload.ProtocolGRPC,
-		"\nGrpc protocol table (REQUEST: calls made; status codes in the return value and error kind tables; rows: %s):\n\n"}
-	httpTable = packetdTable{workload.ProtocolHTTP,
-		"\nHTTP protocol table (REQUEST: requests made; status codes in the return value and error kind tables; rows: %s):\n\n"}
-)
+// protocolLayout is table t's header and which of its columns are right-aligned.
+func protocolLayout(t workload.Table) ([]string, []bool) {
+	var header []string
+	var right []bool
+	for _, c := range protocolColumns {
+		header, right = append(header, c.name), append(right, c.right)
+	}
+	if t.Command {
+		header, right = slices.Insert(header, commandColumn, "COMMAND"), slices.Insert(right, commandColumn, false)
+	}
+	return header, right
+}
 
-// rows returns a row per scenario of the table's type, in summary order: BPS counts the wire
-// bytes both ways, PROTO/METRICS the target's own count when it reported one (else "-").
-func (p packetdTable) rows(s Summary) []ProtocolRow {
+// ProtocolRows returns table t's rows, in summary order: a row per scenario of a type whose
+// descriptor names t's protocol (with a COMMAND column: one that names its command). BPS
+// counts the wire bytes both ways, PROTO/METRICS the target's own count when it reported one
+// (else "-").
+func ProtocolRows(s Summary, t workload.Table) []ProtocolRow {
 	var rows []ProtocolRow
 	for _, sc := range s.Scenarios {
-		if d, _ := workload.Of(sc.Type); d.Protocol == p.proto {
-			rows = append(rows, protocolRow(sc, p.proto))
+		if d, _ := workload.Of(sc.Type); d.Protocol != t.Protocol || t.Command && sc.Command == "" {
+			continue
 		}
+		row := protocolRow(sc, t.Protocol)
+		if t.Command {
+			row.Cells = slices.Insert(row.Cells, commandColumn, sc.Command)
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
 
-// write appends the table to a markdown report when the summary has scenarios of its type.
-func (p packetdTable) write(bw *bufio.Writer, s Summary) {
-	if rows := p.rows(s); len(rows) > 0 {
-		writeShapeTable(bw, p.caption, GRPCProtocolHeader,
-			[]bool{false, true, true, false, false, true, true, true, false},
-			rows, func(r ProtocolRow) (string, []string) { return r.Scenario, r.Cells })
+// hasProtocolRows tells whether any packetd protocol table has rows.
+func hasProtocolRows(s Summary) bool {
+	for _, t := range workload.Tables() {
+		if len(ProtocolRows(s, t)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeProtocolTables appends the packetd protocol tables with rows to a markdown report,
+// those with a COMMAND column (command) or the others, in workload.Tables order.
+func writeProtocolTables(bw *bufio.Writer, s Summary, command bool) {
+	for _, t := range workload.Tables() {
+		if t.Command != command {
+			continue
+		}
+		if rows := ProtocolRows(s, t); len(rows) > 0 {
+			header, right := protocolLayout(t)
+			writeShapeTable(bw, "\n"+t.Protocol+" protocol table ("+t.Note+"; rows: %s):\n\n", header, right,
+				rows, func(r ProtocolRow) (string, []string) { return r.Scenario, r.Cells })
+		}
 	}
 }
 
-// csv writes the table as CSV: the header, then "scenario".
-func (p packetdTable) csv(w io.Writer, s Summary) error { return WritePacketdCSV(w, p.rows(s)) }
-
-// WritePacketdCSV writes rows of a Grpc or HTTP protocol table (GRPCProtocolRows,
-// HTTPProtocolRows) as CSV: GRPCProtocolHeader then "scenario".
-func WritePacketdCSV(w io.Writer, rows []ProtocolRow) error {
+// WriteProtocolCSV writes rows of table t (ProtocolRows) as CSV: ProtocolHeader(t), then
+// "scenario".
+func WriteProtocolCSV(w io.Writer, t workload.Table, rows []ProtocolRow) error {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		out[i] = append(append([]string(nil), r.Cells...), r.Scenario)
 	}
-	return writeCSV(w, append(append([]string(nil), GRPCProtocolHeader...), "scenario"), out)
+	return writeCSV(w, append(ProtocolHeader(t), "scenario"), out)
 }
-
-// GRPCProtocolRows returns a row per grpc scenario, in summary order.
-func GRPCProtocolRows(s Summary) []ProtocolRow { return grpcTable.rows(s) }
-
-// HTTPProtocolRows returns a row per http scenario, in summary order.
-func HTTPProtocolRows(s Summary) []ProtocolRow { return httpTable.rows(s) }
-
-// RenderGRPCProtocolCSV writes the Grpc protocol table as CSV: GRPCProtocolHeader then "scenario".
-func RenderGRPCProtocolCSV(w io.Writer, s Summary) error { return grpcTable.csv(w, s) }
-
-// RenderHTTPProtocolCSV writes the HTTP protocol table as CSV: HTTPProtocolHeader then "scenario".
-func RenderHTTPProtocolCSV(w io.Writer, s Summary) error { return httpTable.csv(w, s) }

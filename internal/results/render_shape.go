@@ -11,7 +11,7 @@ import (
 
 // Shapes are the table shapes of the seeds, by name (workload.Shapes): ya (000/001: CPS,
 // execution time, return values), echo (002: the echo-server comparison), packetd (003: the
-// Redis, HTTP and Grpc protocol tables) and ycsb (004: the Pegasus per-operation table).
+// protocol tables of workload.Tables) and ycsb (004: the Pegasus per-operation table).
 var Shapes = workload.Shapes()
 
 // ShapesOf lists the shapes s has rows for, in Shapes order: ya always (every scenario has its
@@ -22,7 +22,7 @@ func ShapesOf(s Summary) []string {
 	if len(echo) > 0 {
 		out = append(out, workload.ShapeEcho)
 	}
-	if len(RedisProtocolRows(s))+len(HTTPProtocolRows(s))+len(GRPCProtocolRows(s)) > 0 {
+	if hasProtocolRows(s) {
 		out = append(out, workload.ShapePacketd)
 	}
 	if len(PegasusRows(s)) > 0 {
@@ -33,7 +33,7 @@ func ShapesOf(s Summary) []string {
 
 // RenderShape writes only one shape's tables of s in markdown, whatever the scenario types
 // would pick: "ya" the ya tables of every scenario (tcp.echo ones too), "echo" the echo-server
-// shape of the tcp.echo scenarios, "packetd" the Redis, HTTP and Grpc protocol tables, "ycsb"
+// shape of the tcp.echo scenarios, "packetd" the protocol tables (workload.Tables), "ycsb"
 // the Pegasus table. A shape s has no rows for is an error naming the shapes it has.
 func RenderShape(w io.Writer, shape, title string, s Summary) error {
 	has := ShapesOf(s)
@@ -60,9 +60,8 @@ func RenderShape(w io.Writer, shape, title string, s Summary) error {
 		echo, _ := splitEcho(s.Scenarios)
 		writeEchoMarkdown(bw, echo)
 	case workload.ShapePacketd:
-		writeRedisProtocol(bw, s)
-		httpTable.write(bw, s)
-		grpcTable.write(bw, s)
+		writeProtocolTables(bw, s, true)
+		writeProtocolTables(bw, s, false)
 	case workload.ShapeYCSB:
 		writePegasus(bw, s)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -23,9 +22,11 @@ import (
 var PegasusHeader = []string{"Case", "threads", "Read/Write", "R-QPS", "R-AVG-Lat", "R-P99-Lat", "R-P999-Lat",
 	"W-QPS", "W-AVG-Lat", "W-P99-Lat", "W-P999-Lat"}
 
+// redisTable is the Redis table of the packetd protocol tables.
+var redisTable, _ = workload.TableOf(workload.ProtocolRedis)
+
 // RedisProtocolHeader is the column order of the Redis table of the packetd protocol table (seed 003).
-var RedisProtocolHeader = []string{"PROTO", "REQUEST", "WORKERS", "COMMAND", "BODYSIZE", "ELAPSED", "QPS", "BPS",
-	"PROTO/METRICS", "PROTO/PERCENT"}
+var RedisProtocolHeader = ProtocolHeader(redisTable)
 
 // PegasusRow is one row of the Pegasus table: cells in PegasusHeader order, plus the scenario.
 type PegasusRow struct {
@@ -112,18 +113,7 @@ type ProtocolRow struct {
 
 // RedisProtocolRows returns a row per Redis scenario (a type of the Redis protocol table:
 // redis.* or ycsb) that names its command, in summary order.
-func RedisProtocolRows(s Summary) []ProtocolRow {
-	var rows []ProtocolRow
-	for _, sc := range s.Scenarios {
-		if d, _ := workload.Of(sc.Type); sc.Command == "" || d.Protocol != workload.ProtocolRedis {
-			continue
-		}
-		row := protocolRow(sc, workload.ProtocolRedis)
-		row.Cells = slices.Insert(row.Cells, 3, sc.Command) // the Redis table's COMMAND column
-		rows = append(rows, row)
-	}
-	return rows
-}
+func RedisProtocolRows(s Summary) []ProtocolRow { return ProtocolRows(s, redisTable) }
 
 // protocolRow is a scenario's packetd row without a COMMAND column: PROTO, REQUEST, WORKERS,
 // BODYSIZE, ELAPSED, QPS, BPS (wire bits both ways), PROTO/METRICS, PROTO/PERCENT.
@@ -196,28 +186,12 @@ func FormatBits(bps float64) string {
 	return strconv.FormatFloat(bps, 'g', 4, 64) + units[i]
 }
 
-// writeRedisShapes appends the Pegasus and Redis protocol tables to a markdown report when
-// the summary has rows for them.
-func writeRedisShapes(bw *bufio.Writer, s Summary) {
-	writePegasus(bw, s)
-	writeRedisProtocol(bw, s)
-}
-
 // writePegasus appends the Pegasus YCSB table (seed 004) when the summary has ycsb rows.
 func writePegasus(bw *bufio.Writer, s Summary) {
 	if rows := PegasusRows(s); len(rows) > 0 {
 		writeShapeTable(bw, "\nYCSB per operation (latency in µs; rows: %s):\n\n", PegasusHeader,
 			[]bool{false, false, false, true, true, true, true, true, true, true, true},
 			rows, func(r PegasusRow) (string, []string) { return r.Scenario, r.Cells })
-	}
-}
-
-// writeRedisProtocol appends the Redis protocol table (seed 003) when the summary has rows.
-func writeRedisProtocol(bw *bufio.Writer, s Summary) {
-	if rows := RedisProtocolRows(s); len(rows) > 0 {
-		writeShapeTable(bw, "\nRedis protocol table (PROTO/METRICS: the target's INFO commandstats; rows: %s):\n\n", RedisProtocolHeader,
-			[]bool{false, true, true, false, false, false, true, true, true, false},
-			rows, func(r ProtocolRow) (string, []string) { return r.Scenario, r.Cells })
 	}
 }
 
@@ -243,16 +217,6 @@ func RenderPegasusCSV(w io.Writer, s Summary) error {
 		out[i] = append(append([]string(nil), r.Cells...), r.Scenario)
 	}
 	return writeCSV(w, append(append([]string(nil), PegasusHeader...), "scenario"), out)
-}
-
-// RenderRedisProtocolCSV writes the Redis protocol table as CSV: RedisProtocolHeader then "scenario".
-func RenderRedisProtocolCSV(w io.Writer, s Summary) error {
-	rows := RedisProtocolRows(s)
-	out := make([][]string, len(rows))
-	for i, r := range rows {
-		out[i] = append(append([]string(nil), r.Cells...), r.Scenario)
-	}
-	return writeCSV(w, append(append([]string(nil), RedisProtocolHeader...), "scenario"), out)
 }
 
 // writeCSV writes a header and rows.

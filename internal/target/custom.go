@@ -142,19 +142,18 @@ func (c *custom) Workloads() []Workload {
 // customLabel is the kind label of a custom target.
 const customLabel = "custom"
 
-// wireCustom gives the scripts the first port for tcp and http scenarios (a port named http
-// takes the http ones) and for grpc (a port named grpc takes them).
+// wireCustom gives the scripts, for every stream entry of BENCHRUN_TARGET (tcp, http, grpc:
+// streamEntries), the port named after it (role custom-<entry>), else the first port.
 func wireCustom(_ *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Addresses, []SecretEnv) {
 	w := newWiring(endpoints)
-	if a := w.byRole[RoleCustom]; len(a) > 0 {
-		w.out.TCP, w.out.HTTP = &StreamAddresses{Addrs: a}, &StreamAddresses{Addrs: a}
-	}
-	if a := w.byRole[RoleCustom+"-http"]; len(a) > 0 {
-		w.out.HTTP = &StreamAddresses{Addrs: a}
-	}
-	w.out.GRPC = w.out.TCP
-	if a := w.byRole[RoleCustom+"-grpc"]; len(a) > 0 {
-		w.out.GRPC = &StreamAddresses{Addrs: a}
+	for _, name := range streamEntries() {
+		a := w.byRole[RoleCustom+"-"+name]
+		if len(a) == 0 {
+			a = w.byRole[RoleCustom]
+		}
+		if len(a) > 0 {
+			w.out.setStream(name, &StreamAddresses{Addrs: a})
+		}
 	}
 	return w.done()
 }

@@ -46,27 +46,19 @@ func (e *external) Endpoints() []v1alpha1.Endpoint {
 func externalLabel(spec *v1alpha1.ExternalTarget) string { return "external/" + string(spec.Kind) }
 
 // wireExternal gives the scripts the external addresses by the endpoint's kind, with its
-// credentials and CA.
+// credentials and CA: a kind spoken over a plain TCP (or TLS) connection fills the
+// BENCHRUN_TARGET entry of its own name (Addresses.setStream).
 func wireExternal(spec *v1alpha1.TargetSpec, endpoints []v1alpha1.Endpoint) (Addresses, []SecretEnv) {
 	w, e := newWiring(endpoints), spec.External
-	switch e.Kind {
-	case v1alpha1.ExternalTCP, v1alpha1.ExternalHTTP, v1alpha1.ExternalGRPC:
-		s := externalStream(e)
-		switch e.Kind {
-		case v1alpha1.ExternalTCP:
-			w.out.TCP = s
-		case v1alpha1.ExternalHTTP:
-			w.out.HTTP = s
-		default:
-			w.out.GRPC = s
-		}
-		if tls := e.TLS; tls != nil && tls.Enabled {
-			w.secret(EnvTLSCA, tls.CASecretRef)
-		}
-	case v1alpha1.ExternalHeTu:
+	switch {
+	case e.Kind == v1alpha1.ExternalHeTu:
 		w.out.HeTu = &HeTuAddresses{Addrs: e.Addresses, Instance: orDefault(e.Instance, "bench"),
 			Layers: orDefault(string(e.PacketLayers), string(v1alpha1.LayersMsgpackZlibCrypto))}
 		w.secret(EnvHeTuAuthKey, e.AuthKeySecretRef)
+	case w.out.setStream(string(e.Kind), externalStream(e)): // tcp, http, grpc: the entry of its name
+		if tls := e.TLS; tls != nil && tls.Enabled {
+			w.secret(EnvTLSCA, tls.CASecretRef)
+		}
 	default:
 		w.externalRedis(e)
 	}

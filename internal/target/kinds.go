@@ -46,9 +46,8 @@ var Kinds = []KindInfo{
 		Local: func(s *v1alpha1.TargetSpec, b LocalBuilder) (LocalTarget, error) { return b.Redis(s.Redis) },
 		Wire:  wireRedis},
 	{Field: "external", Selected: func(s *v1alpha1.TargetSpec) bool { return s.External != nil },
-		Label: func(s *v1alpha1.TargetSpec) string { return externalLabel(s.External) },
-		Roles: []string{string(v1alpha1.ExternalRedis), string(v1alpha1.ExternalHeTu), string(v1alpha1.ExternalTCP),
-			string(v1alpha1.ExternalHTTP), string(v1alpha1.ExternalGRPC), RoleReplica}, // an external endpoint's role is its kind
+		Label:   func(s *v1alpha1.TargetSpec) string { return externalLabel(s.External) },
+		Roles:   externalRoles(), // an external endpoint's role is its kind
 		Cluster: func(s *v1alpha1.TargetSpec, _ Options) (Target, error) { return &external{spec: s.External}, nil },
 		Local:   func(s *v1alpha1.TargetSpec, b LocalBuilder) (LocalTarget, error) { return b.External(s.External) },
 		Wire:    wireExternal},

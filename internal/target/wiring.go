@@ -1,6 +1,12 @@
 package target
 
-import "github.com/benchrun/benchrun/api/v1alpha1"
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
 
 // This file is what the load scripts get of a target (plan.Target is Addresses): the endpoint
 // roles, the addresses by protocol and the secret environment variables. Each kind's Wire
@@ -63,6 +69,62 @@ type Addresses struct {
 	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
 	// its first port, or an external target of kind grpc: TLS when enabled).
 	GRPC *StreamAddresses `json:"grpc,omitempty"`
+}
+
+// Addrs are the host:port addresses of the entry whose JSON name is address (as the load
+// scripts read TARGET[address]; workload.Descriptor.Address names it); none when the target
+// has no such entry. Every entry has an addrs field, so no entry is named here.
+func (a Addresses) Addrs(address string) []string {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil
+	}
+	var entries map[string]struct {
+		Addrs []string `json:"addrs"`
+	}
+	if json.Unmarshal(b, &entries) != nil {
+		return nil
+	}
+	return entries[address].Addrs
+}
+
+// streamType is the type of a stream entry of Addresses.
+var streamType = reflect.TypeFor[*StreamAddresses]()
+
+// streamEntries are the JSON names of Addresses' stream entries (tcp, http, grpc: the
+// protocols spoken over a plain TCP or TLS connection), in field order.
+func streamEntries() []string {
+	var out []string
+	t := reflect.TypeFor[Addresses]()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Type == streamType {
+			out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+	}
+	return out
+}
+
+// setStream sets the stream entry whose JSON name is name to s; false when there is none
+// (a Redis or HeTu entry, an unknown name).
+func (a *Addresses) setStream(name string, s *StreamAddresses) bool {
+	v, t := reflect.ValueOf(a).Elem(), reflect.TypeFor[Addresses]()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Type == streamType && strings.Split(f.Tag.Get("json"), ",")[0] == name {
+			v.Field(i).Set(reflect.ValueOf(s))
+			return true
+		}
+	}
+	return false
+}
+
+// externalRoles are the endpoint roles of an external target: its kind (any of them) and
+// replica (read addresses).
+func externalRoles() []string {
+	var out []string
+	for _, k := range v1alpha1.ExternalKinds() {
+		out = append(out, string(k))
+	}
+	return append(out, RoleReplica)
 }
 
 // StreamAddresses is a plain TCP (or TLS) endpoint: tcp, http and grpc scenarios.

@@ -45,7 +45,7 @@ func TestWorkloadRegistryMatchesCEL(t *testing.T) {
 		_, err := v.ParseFile(context.Background(), strings.NewReader(doc("reg", spec)))
 		return err
 	}
-	kinds := []v1alpha1.ExternalKind{v1alpha1.ExternalRedis, v1alpha1.ExternalHeTu, v1alpha1.ExternalTCP, v1alpha1.ExternalHTTP, v1alpha1.ExternalGRPC}
+	kinds := v1alpha1.ExternalKinds()
 	for _, d := range workload.All() {
 		t.Run(string(d.Type), func(t *testing.T) {
 			sc := func(extra string) string {
@@ -72,32 +72,86 @@ func TestWorkloadRegistryMatchesCEL(t *testing.T) {
 	}
 }
 
-// TestWorkloadRegistryMatchesDriver: scripts/k6/benchrun.js dispatches every built-in type but
-// script (which runs the user's own function) and no type the registry does not know.
+// TestWorkloadRegistryMatchesDriver: scripts/k6/benchrun.js exports the function of every
+// built-in type but script (which runs the user's own function) under the name it derives
+// from the type (workload.Descriptor.Exec), and no other scenario function; it names no
+// type's exec function or target address in a table of its own (the plan passes the
+// address, TestPlanScenarioAddress).
 func TestWorkloadRegistryMatchesDriver(t *testing.T) {
 	js, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "k6", "benchrun.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := strings.Index(string(js), "const EXEC = {")
-	if start < 0 {
-		t.Fatal("benchrun.js: no EXEC table")
+	if strings.Contains(string(js), "const EXEC = {") || strings.Contains(string(js), "function targetOf(") {
+		t.Error("benchrun.js has a per-type exec or address table again: derive them from the plan (execOf, TARGET[s.address])")
 	}
-	table := string(js)[start:]
-	table = table[:strings.Index(table, "};")]
-	var got []string
-	for _, m := range regexp.MustCompile(`(?m)^\s*'?([a-z0-9_.]+)'?:`).FindAllStringSubmatch(table, -1) {
-		got = append(got, m[1])
+	if !strings.Contains(string(js), "s.type.replace(/\\./g, '_')") {
+		t.Error("benchrun.js: execOf no longer derives the function from the type as workload.Descriptor.Exec does")
 	}
-	var want []string
+	exported := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^export function ([a-z0-9_]+)\(`).FindAllStringSubmatch(string(js), -1) {
+		exported[m[1]] = true
+	}
+	known := map[string]bool{"setup": true, "teardown": true, "open_loop": true, "benchrun_counts": true, "benchrun_done": true}
 	for _, d := range workload.All() {
-		if d.Type != v1alpha1.ScenarioScript {
+		if d.Type == v1alpha1.ScenarioScript {
+			continue
+		}
+		if !exported[d.Exec()] {
+			t.Errorf("benchrun.js exports no %s() for type %s", d.Exec(), d.Type)
+		}
+		known[d.Exec()] = true
+	}
+	for f := range exported {
+		if !known[f] {
+			t.Errorf("benchrun.js exports %s(), which no type of the registry runs", f)
+		}
+	}
+}
+
+// TestWorkloadRegistryMatchesSuiteCEL: a suite's bodySize sweep admits exactly the types whose
+// descriptor takes bodySize (the list in api/v1alpha1/suite_types.go's CEL rule repeats them).
+func TestWorkloadRegistryMatchesSuiteCEL(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "suite_types.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`w\.field != 'bodySize' \|\| self\.template\.load\.scenarios\.all\(s, s\.type in \[([^\]]*)\]`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("suite_types.go: no bodySize sweep rule")
+	}
+	var got, want []string
+	for _, q := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	for _, d := range workload.All() {
+		if d.BodySize {
 			want = append(want, string(d.Type))
 		}
 	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Errorf("benchrun.js dispatches %v, the registry has %v", got, want)
+		t.Errorf("the bodySize sweep rule admits %v, the registry's bodySize types are %v", got, want)
+	}
+}
+
+// TestExternalKindsMatchEnum: v1alpha1.ExternalKinds (which internal/target wires and lists
+// as an external endpoint's roles) is the ExternalKind Enum marker, in its order.
+func TestExternalKindsMatchEnum(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1alpha1", "target_types.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\+kubebuilder:validation:Enum=([a-z;]+)\ntype ExternalKind string`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("target_types.go: no Enum marker on ExternalKind")
+	}
+	var got []string
+	for _, k := range v1alpha1.ExternalKinds() {
+		got = append(got, string(k))
+	}
+	if want := strings.Split(string(m[1]), ";"); !slices.Equal(got, want) {
+		t.Errorf("ExternalKinds() %v, Enum %v", got, want)
 	}
 }

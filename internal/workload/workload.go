@@ -68,6 +68,22 @@ const (
 	AddressAny Address = "any"
 )
 
+// endpoints are what a scenario on each address needs, in error messages.
+var endpoints = map[Address]string{AddressRedis: "a Redis endpoint", AddressHeTu: "a HeTu endpoint",
+	AddressTCP: "a TCP endpoint", AddressHTTP: "an HTTP endpoint", AddressGRPC: "a gRPC endpoint"}
+
+// Endpoint is what a scenario connecting to a needs, for error messages: "a gRPC endpoint".
+func (a Address) Endpoint() string {
+	if e, ok := endpoints[a]; ok {
+		return e
+	}
+	return "a " + string(a) + " endpoint"
+}
+
+// Exec is the function of scripts/k6/benchrun.js running its scenarios (the k6 exec): the
+// type with dots as underscores (tcp.echo: tcp_echo), as benchrun.js derives it.
+func (d Descriptor) Exec() string { return strings.ReplaceAll(string(d.Type), ".", "_") }
+
 // The packetd protocol tables (report shape packetd: "### Redis", "### HTTP", "### Grpc").
 const (
 	// ProtocolRedis is the Redis protocol table (scenarios that name their command).
@@ -77,6 +93,43 @@ const (
 	// ProtocolGRPC is the Grpc protocol table.
 	ProtocolGRPC = "Grpc"
 )
+
+// Table is a packetd protocol table (report shape packetd): one row per scenario whose
+// type's descriptor names its Protocol, in report.md, `benchrun report --format packetd` and
+// its own CSV report file. internal/results and internal/lifecycle loop over Tables, so a new
+// protocol adds its Table here and nothing in those packages.
+type Table struct {
+	// Protocol is its name: the PROTO cells and the caption's first word.
+	Protocol string
+	// Command tells whether it has a COMMAND column (after WORKERS) and rows only for the
+	// scenarios that name their command; report.md writes such a table with the Redis shapes,
+	// before the open-model tables, the others after them.
+	Command bool
+	// Note is the caption's explanation, before its list of rows.
+	Note string
+	// CSV is the report file holding it, written when it has rows.
+	CSV string
+}
+
+// tables are the packetd protocol tables in the order reports print them.
+var tables = []Table{
+	{Protocol: ProtocolRedis, Command: true, Note: "PROTO/METRICS: the target's INFO commandstats", CSV: "redis-protocol.csv"},
+	{Protocol: ProtocolGRPC, Note: "REQUEST: calls made; status codes in the return value and error kind tables", CSV: "grpc-protocol.csv"},
+	{Protocol: ProtocolHTTP, Note: "REQUEST: requests made; status codes in the return value and error kind tables", CSV: "http-protocol.csv"},
+}
+
+// Tables are the packetd protocol tables in the order reports print them.
+func Tables() []Table { return slices.Clone(tables) }
+
+// TableOf is the packetd protocol table named protocol; false for none.
+func TableOf(protocol string) (Table, bool) {
+	for _, t := range tables {
+		if t.Protocol == protocol {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
 
 // Report table shapes (`benchrun report --format`), named after where the seeds' tables come
 // from: ya (seeds 000/001, every scenario), echo (002), packetd (003), ycsb (004, Pegasus).

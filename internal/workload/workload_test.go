@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,35 @@ func TestDescriptorAddresses(t *testing.T) {
 	}
 	if got := Shapes(); len(got) != 4 || got[0] != ShapeYa {
 		t.Errorf("Shapes() = %v", got)
+	}
+}
+
+// TestTables: every Protocol a descriptor names has its packetd table, each table has a
+// protocol of its own and a CSV file name of its own, the Redis table alone a COMMAND column;
+// Exec derives the driver's function from the type.
+func TestTables(t *testing.T) {
+	for _, d := range All() {
+		if _, ok := TableOf(d.Protocol); d.Protocol != "" && !ok {
+			t.Errorf("%s: protocol %q has no table", d.Type, d.Protocol)
+		}
+	}
+	protocols, files := map[string]bool{}, map[string]bool{}
+	for _, tb := range Tables() {
+		if protocols[tb.Protocol] || files[tb.CSV] || !strings.HasSuffix(tb.CSV, "-protocol.csv") || tb.Note == "" {
+			t.Errorf("table %+v: protocol or file twice, or no note", tb)
+		}
+		protocols[tb.Protocol], files[tb.CSV] = true, true
+		if tb.Command != (tb.Protocol == ProtocolRedis) {
+			t.Errorf("%s: COMMAND column %v", tb.Protocol, tb.Command)
+		}
+	}
+	if _, ok := TableOf(""); ok {
+		t.Error(`TableOf("") found a table`)
+	}
+	if d, _ := For(v1alpha1.ScenarioTCPEcho); d.Exec() != "tcp_echo" {
+		t.Errorf("tcp.echo runs %q", d.Exec())
+	}
+	if AddressGRPC.Endpoint() != "a gRPC endpoint" || Address("thrift").Endpoint() != "a thrift endpoint" {
+		t.Errorf("endpoints %q %q", AddressGRPC.Endpoint(), Address("thrift").Endpoint())
 	}
 }

@@ -2,7 +2,8 @@
 // another, as internal/plan describes them. The operator (runner pods) and `benchrun run`
 // (local processes) both start it; nothing here is specific to either.
 //
-//   BENCHRUN_PLAN    JSON {scenarios: [{name, type, startMs, durationMs, vus, keySpace,
+//   BENCHRUN_PLAN    JSON {scenarios: [{name, type, address (its BENCHRUN_TARGET entry), exec
+//                    (script scenarios), startMs, durationMs, vus, keySpace,
 //                    bodySize, pipeline, http: {method, path, headers, keepAlive, protocol},
 //                    grpc: {method, request, bodyField, metadata}, hetuCall: {rpc, args}, ycsb: {read, update, insert, recordCount, distribution}, params,
 //                    requests (this runner's share of a fixed count), command, dataSize,
@@ -52,31 +53,12 @@ const CREDS = {
   tlsCA: __ENV.BENCHRUN_TLS_CA || '',
 };
 
-// Exported function (k6 exec) of each scenario type.
-const EXEC = {
-  'hetu.hello_world': 'hetu_hello_world',
-  'hetu.get': 'hetu_get',
-  'hetu.get_then_update': 'hetu_get_then_update',
-  'hetu.get2_update2': 'hetu_get2_update2',
-  'hetu.call': 'hetu_call',
-  'redis.upsert': 'redis_upsert',
-  'redis.get': 'redis_get',
-  'redis.set': 'redis_set',
-  'redis.ping': 'redis_ping',
-  'redis.command': 'redis_command',
-  ycsb: 'ycsb',
-  'tcp.echo': 'tcp_echo',
-  http: 'http',
-  grpc: 'grpc',
-};
-
-/** The BENCHRUN_TARGET entry a scenario type connects to. */
-function targetOf(type) {
-  if (type.startsWith('hetu.')) return TARGET.hetu;
-  if (type.startsWith('tcp.')) return TARGET.tcp;
-  if (type === 'http') return TARGET.http;
-  if (type === 'grpc') return TARGET.grpc;
-  return TARGET.redis;
+/**
+ * The exported function (k6 exec) running a scenario: a script scenario's custom_<i>, else its
+ * type with dots as underscores (tcp.echo: tcp_echo).
+ */
+function execOf(s) {
+  return s.exec || s.type.replace(/\./g, '_');
 }
 
 const BY_NAME = {};
@@ -85,10 +67,10 @@ for (const s of PLAN.scenarios) {
   // A script scenario runs custom_<i> of the entry module internal/plan generates around this
   // file; its params become the scenario's environment variables.
   const custom = s.type === 'script';
-  if (custom ? !s.exec : !EXEC[s.type]) {
+  if (custom ? !s.exec : !s.address) {
     throw new Error(`benchrun.js: scenario "${s.name}": unsupported type "${s.type}"`);
   }
-  const t = targetOf(s.type);
+  const t = TARGET[s.address]; // the address its type's descriptor names (internal/workload)
   if (!custom && !(t && t.addrs && t.addrs.length)) {
     throw new Error(`benchrun.js: scenario "${s.name}" (${s.type}) has no target address in BENCHRUN_TARGET`);
   }
@@ -99,7 +81,7 @@ for (const s of PLAN.scenarios) {
     duration: `${s.durationMs}ms`,
     startTime: `${s.startMs}ms`,
     gracefulStop: `${PLAN.graceMs}ms`,
-    exec: custom ? s.exec : EXEC[s.type],
+    exec: execOf(s),
   };
   if (!custom && s.requests !== undefined && s.requests !== null) {
     // A fixed count: enough iterations for the runner's share in batches (every VU needs
@@ -113,7 +95,7 @@ for (const s of PLAN.scenarios) {
       maxDuration: `${s.durationMs}ms`,
       startTime: `${s.startMs}ms`,
       gracefulStop: `${PLAN.graceMs}ms`,
-      exec: EXEC[s.type],
+      exec: execOf(s),
     };
   }
   if (!custom && s.arrival) {
@@ -374,16 +356,15 @@ function openOther(s) {
     const o = Object.assign(openOpts(s, TARGET.hetu.addrs), hetuOpenCall(s), { keySpace: s.keySpace }); // recorded as hetu.<rpc>, as callN does
     return h().open(o).calls;
   }
-  switch (s.type) {
-    case 'ycsb':
-      return client(s, false).ycsb(ycsbOptions(s)).open(openOpts(s, TARGET.redis.addrs)).calls;
-    case 'http':
-      return openWith(newHTTP(s), openOpts(s, TARGET.http.addrs));
-    case 'grpc':
-      return openWith(newGRPC(s), openOpts(s, TARGET.grpc.addrs));
+  if (s.type === 'ycsb') {
+    return client(s, false).ycsb(ycsbOptions(s)).open(openOpts(s, TARGET.redis.addrs)).calls;
   }
-  return -1;
+  const open = OPEN_CLIENT[s.type];
+  return open ? openWith(open(s), openOpts(s, TARGET[s.address].addrs)) : -1;
 }
+
+// The client of each type whose open model runs on its closed loop's client (its open()).
+const OPEN_CLIENT = { http: newHTTP, grpc: newGRPC };
 
 /** Runs c.open(o) and closes c (the workers have their own connections); returns the calls. */
 function openWith(c, o) {
