@@ -56,7 +56,7 @@ On a cluster (kubectl benchrun ...; current kubeconfig context and namespace, or
                                            the run's report as one self-contained HTML page
   benchrun compare RUN RUN... [--baseline RUN]
                                            side by side, columns named by run, with deltas
-  benchrun watch RUN                       phase and progress until it ends, then the report
+  benchrun watch RUN|SUITE                 phase and progress until it ends, then the report
                                            (exit 0 Succeeded, 3 thresholds not met, 1 failed)
 
 Run "benchrun COMMAND -h" for the flags of a command.

@@ -8,17 +8,19 @@ import (
 	"strings"
 	"time"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-// cmdWatch follows a run in the cluster: one line per change of phase or progress, then the
-// report. Exit code like benchrun run: 0 Succeeded, 3 thresholds not met, 1 failed.
+// cmdWatch follows a run (or a BenchmarkSuite, watchSuite) in the cluster: one line per
+// change of phase or progress, then the report. Exit code like benchrun run: 0 Succeeded, 3 thresholds not met, 1 failed.
 // While the load runs, live calls/s per scenario come from status.live (the runners' progress).
 func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("watch", "RUN [--interval 2s] [--timeout 0] [-n NAMESPACE]", stderr)
+	fs := newFlagSet("watch", "RUN|SUITE [--interval 2s] [--timeout 0] [-n NAMESPACE]", stderr)
 	interval := fs.Duration("interval", 2*time.Second, "how often the run is read")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: never)")
 	connect := clusterFlags(fs)
@@ -27,7 +29,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return flagExit(err)
 	}
 	if len(names) != 1 || *interval <= 0 {
-		_, _ = fmt.Fprintln(stderr, "benchrun watch: give one BenchmarkRun name (and a positive --interval)")
+		_, _ = fmt.Fprintln(stderr, "benchrun watch: give one BenchmarkRun or BenchmarkSuite name (and a positive --interval)")
 		return exitUsage
 	}
 	k, err := connect()
@@ -39,6 +41,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
+	}
+	if _, err := k.run(ctx, names[0]); kerrors.IsNotFound(err) && k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: names[0]}, &v1alpha1.BenchmarkSuite{}) == nil {
+		return watchSuite(ctx, k, names[0], *interval, stdout, stderr)
 	}
 	last := ""
 	for {
