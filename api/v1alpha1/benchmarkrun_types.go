@@ -46,6 +46,7 @@ type BenchmarkRunSpec struct {
 
 	// Thresholds decide the verdict: a broken threshold fails the run (phase Failed, reason ThresholdsNotMet).
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.all(b, !has(a.expr) || !has(b.expr) || !a.expr.matches('^\\\\s*(cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*(<|<=|>|>=)\\\\s*[0-9]+(\\\\.[0-9]+)?\\\\s*$') || !b.expr.matches('^\\\\s*(cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*(<|<=|>|>=)\\\\s*[0-9]+(\\\\.[0-9]+)?\\\\s*$') || a.expr.find('[A-Za-z][A-Za-z0-9]*') != b.expr.find('[A-Za-z][A-Za-z0-9]*') || (has(a.scenario) && has(b.scenario) && a.scenario != b.scenario) || !(a.expr.find('[<>]=?') in ['<', '<=']) || !(b.expr.find('[<>]=?') in ['>', '>=']) || double(a.expr.find('[0-9]+(\\\\.[0-9]+)?\\\\s*$').trim()) > double(b.expr.find('[0-9]+(\\\\.[0-9]+)?\\\\s*$').trim()) || (double(a.expr.find('[0-9]+(\\\\.[0-9]+)?\\\\s*$').trim()) == double(b.expr.find('[0-9]+(\\\\.[0-9]+)?\\\\s*$').trim()) && a.expr.find('[<>]=?') == '<=' && b.expr.find('[<>]=?') == '>=')))",message="spec.thresholds: two thresholds on the same metric and scenario contradict each other (an upper bound below a lower bound, such as p99 < 10 and p99 > 20: the run could never pass): keep one, or make them a range, such as p99 > 1 and p99 < 20"
 	// +optional
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 
