@@ -152,3 +152,19 @@ func TestMetadataNameErrorNamesTheField(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestResourcesDecode: resources written as a whole number or a string decode into the pod's
+// quantities (benchrun's ResourceRequirements round-trips through the typed API).
+func TestResourcesDecode(t *testing.T) {
+	v := newValidator(t)
+	f, err := v.ParseFile(context.Background(), strings.NewReader(doc("res", `target: {redis: {}}
+load: {runners: {resources: {requests: {cpu: 2, memory: 512Mi}, limits: {nvidia.com/gpu: '1'}}}, scenarios: [{name: a, type: redis.get}]}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := f.Runs[0].Spec.Load.Runners.Resources.Core()
+	if res.Requests.Cpu().String() != "2" || res.Requests.Memory().String() != "512Mi" || res.Limits.Name("nvidia.com/gpu", "").String() != "1" {
+		t.Errorf("resources %+v", res)
+	}
+}
