@@ -136,7 +136,7 @@ thresholds: [{expr: 'p99 > 1'}, {expr: 'p99 < 20'}, {expr: 'p99 <= 20'}, {expr: 
 target: {redis: {}}
 load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {batch: anything}}]}
 baseline: {selector: {matchExpressions: [{key: suite, operator: In, values: [nightly]}, {key: broken, operator: DoesNotExist}, {key: team, operator: Exists, values: []}]}}
-thresholds: [{expr: 'errorRate <= 1'}, {expr: 'cps >= -50%', abortOnFail: true}]`} {
+thresholds: [{expr: 'errorRate <= 1'}, {expr: 'cps >= -50%', abortOnFail: true}, {expr: 'cps <= +20%'}, {expr: 'cps <= 100'}, {expr: 'p99 <= -5%'}, {expr: 'p99 >= -10%'}]`} {
 		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
 			t.Error(err)
 		}
