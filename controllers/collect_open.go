@@ -17,7 +17,7 @@ func openResult(sc results.ScenarioSummary) *v1alpha1.OpenModelResult {
 		out.Search = &v1alpha1.SearchResult{Rule: s.Rule, BestRate: s.BestRate, Steps: []v1alpha1.SearchStepResult{},
 			StoppedAfter: int32(min(s.StoppedAfter, 15)), StopReason: s.StopReason}
 		for _, st := range s.Steps[:min(len(s.Steps), 15)] {
-			out.Search.Steps = append(out.Search.Steps, v1alpha1.SearchStepResult{TargetRate: st.TargetRate, CPS: st.CPS,
+			out.Search.Steps = append(out.Search.Steps, v1alpha1.SearchStepResult{TargetRate: st.TargetRate, CPS: st.CPS, AchievedRatio: st.AchievedRatio,
 				P50Ms: st.P50Ms, P99Ms: st.P99Ms, Errors: st.Errors, Dropped: st.Dropped, Passed: st.Passed, Cut: st.Cut})
 		}
 	}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func openSearchDoc(t *testing.T, name string, start time.Time) *results.Document
 
 // TestOpenModelStatusAndReport: an arrival search reaches the runner's invocation through the
 // plan, and a runner's open-model document becomes status.results[].open (the search's best
-// rate and steps) and a report with the step table and the SVG plot.
+// rate and steps, each with its achievedRatio) and a report with the step table and the SVG plot.
 func TestOpenModelStatusAndReport(t *testing.T) {
 	e := newEnv(t)
 	step, maxP99 := int64(100), metav1.Duration{Duration: 10 * time.Millisecond}
@@ -69,6 +70,11 @@ func TestOpenModelStatusAndReport(t *testing.T) {
 	if o.Dropped != 30 || o.Search == nil || o.Search.BestRate != 200 || len(o.Search.Steps) != 3 ||
 		!o.Search.Steps[1].Passed || o.Search.Steps[2].Passed || o.Search.Steps[2].Dropped != 30 || o.Search.Rule != "p99 <= 10ms" {
 		t.Errorf("open result %+v search %+v", o, o.Search)
+	}
+	for i, st := range o.Search.Steps { // each step is a constant rate: its ratio is in status too
+		if st.AchievedRatio <= 0.5 || st.AchievedRatio > 1.5 || math.Abs(st.AchievedRatio-st.CPS/st.TargetRate) > 0.01 {
+			t.Errorf("steps[%d].achievedRatio %v, want ~%v (cps %v / target %v)", i, st.AchievedRatio, st.CPS/st.TargetRate, st.CPS, st.TargetRate)
+		}
 	}
 	if p99 := run.Status.Results[0].LatencyMs.P99; p99 < 49 || o.ServiceP99Ms > 1.1 {
 		t.Errorf("corrected p99 %v ms (want ~50), service p99 %v ms (want ~1)", p99, o.ServiceP99Ms)

@@ -190,13 +190,14 @@ func TestBaselineMissing(t *testing.T) {
 	}
 }
 
-// TestBaselineInvalidSelector: a selector the API server accepts but that cannot select
-// (operator In without values) fails the run with the reason.
+// TestBaselineInvalidSelector: a selector the API server accepts but that cannot select (a
+// value that is no label value; operator In without values is refused at admission now) fails
+// the run at once with the reason.
 func TestBaselineInvalidSelector(t *testing.T) {
 	e := newEnv(t)
 	run := e.redisRun("badsel", 1)
 	run.Spec.Baseline = &v1alpha1.BaselineSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-		{Key: "app", Operator: metav1.LabelSelectorOpIn}}}}
+		{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"not a label value!"}}}}}
 	e.create(run)
 	run = e.until(run.Name, v1alpha1.PhaseFailed)
 	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSucceeded); c == nil || c.Reason != "InvalidBaseline" ||

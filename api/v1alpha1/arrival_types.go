@@ -187,7 +187,7 @@ type OpenModelResult struct {
 	// AchievedRatio is CPS / targetRate for a constant rate (arrival.rate): the calls started
 	// per second of the measured (trimmed) window over the rate asked for. 0 for a ramp
 	// (arrival.stages: the mean rate is not what was asked for in the trimmed window) and a
-	// search (report.md's step table has each step's ratio: each step is a constant rate).
+	// search (each step is a constant rate: search.steps[].achievedRatio has its ratio).
 	AchievedRatio float64 `json:"achievedRatio"`
 	// Dropped counts the calls due that no connection could start in time.
 	// +optional
@@ -227,6 +227,9 @@ type SearchStepResult struct {
 	TargetRate float64 `json:"targetRate"`
 	// CPS is the achieved calls per second.
 	CPS float64 `json:"cps"`
+	// AchievedRatio is CPS / targetRate: each step is a constant rate (0 without a target rate).
+	// +optional
+	AchievedRatio float64 `json:"achievedRatio,omitempty"`
 	// P50Ms is the corrected latency's median.
 	P50Ms float64 `json:"p50Ms"`
 	// P99Ms is the corrected latency's 99th percentile.

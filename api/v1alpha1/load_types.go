@@ -111,6 +111,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.requests)",message="set either arrival or requests on a scenario, not both (an arrival-rate scenario makes as many calls as its rate and duration say)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.duration) || has(self.arrival.rate)",message="a scenario with arrival.stages or arrival.search lasts as long as its stages or steps: do not set its duration"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type == 'script' || !has(self.params) || ['seed', 'prefill', 'serverCounts'].all(k, !(k in self.params) || self.params[k] in ['true', 'false', 'True', 'False', 'TRUE', 'FALSE'])",message="params seed, prefill and serverCounts are 'true' or 'false' (such as prefill: 'false'): any other value is silently read as the default",fieldPath=".params"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type == 'script' || !has(self.params) || !('batch' in self.params) || self.params['batch'].matches('^[1-9][0-9]{0,3}$|^10000$')",message="params batch is the number of calls per k6 iteration, a whole number from 1 to 10000 (such as batch: '100'): any other value is silently read as the type's default",fieldPath=".params"
+// +kubebuilder:validation:XValidation:rule="!has(self.arrival) || !has(self.params) || !('batch' in self.params)",message="params batch does not apply with arrival: an open model starts every call at its due time (batch is the closed loop's calls per iteration, silently ignored here): remove batch, or remove arrival for a closed loop such as params: {batch: '100'}",fieldPath=".params"
 type Scenario struct {
 	// Name identifies the scenario in results and reports (e.g. get_then_update).
 	// +kubebuilder:validation:MinLength=1
@@ -193,7 +195,24 @@ type Scenario struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))",message="params keys must be valid environment variable names, such as KEY_PREFIX"
 	// +optional
-	Params map[string]string `json:"params,omitempty"`
+	Params map[string]ParamValue `json:"params,omitempty"`
+}
+
+// ParamValue is one value of a scenario's params; its length is bounded so that admission's
+// CEL rules on it (such as the batch rule) fit their cost budget.
+// +kubebuilder:validation:MaxLength=1024
+type ParamValue string
+
+// ParamMap is s.Params as plain strings (nil when there are none).
+func (s *Scenario) ParamMap() map[string]string {
+	if len(s.Params) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(s.Params))
+	for k, v := range s.Params {
+		out[k] = string(v)
+	}
+	return out
 }
 
 // KeyDistribution is how keys are drawn.

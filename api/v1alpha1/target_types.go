@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TargetSpec is the system under test. Exactly one of its fields is set.
@@ -58,7 +60,7 @@ type Placement struct {
 	// Resources are the container's requests and limits.
 	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || ['cpu', 'memory'].all(r, !(r in self.limits) || !(r in self.requests) || !isQuantity(string(self.limits[r])) || !isQuantity(string(self.requests[r])) || quantity(string(self.limits[r])).compareTo(quantity(string(self.requests[r]))) >= 0)",message="resources.limits must not be below resources.requests for cpu and memory (the pods could not be created): raise the limit or lower the request"
 	// +optional
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	Resources *ResourceRequirements `json:"resources,omitempty"`
 	// NodeSelector restricts the pods to nodes with these labels.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
@@ -71,6 +73,54 @@ type Placement struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="tolerations[].tolerationSeconds applies only to effect NoExecute, such as {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}"
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// ResourceRequirements are a container's requests and limits: corev1.ResourceRequirements
+// with bounded maps, so that admission checks resource names and quantities with messages
+// that name the field and give an example (issue 25).
+type ResourceRequirements struct {
+	// Limits are the most the container may use, such as {cpu: '2', memory: 1Gi}.
+	// +optional
+	Limits ResourceList `json:"limits,omitempty"`
+	// Requests are what the scheduler reserves for the container, such as {cpu: 500m, memory: 512Mi}.
+	// +optional
+	Requests ResourceList `json:"requests,omitempty"`
+}
+
+// ResourceList maps a resource name (cpu, memory, ephemeral-storage, hugepages-<size>, or an
+// extended resource with a domain such as nvidia.com/gpu) to a quantity (500m, 2, 512Mi, 1Gi).
+// +kubebuilder:validation:MaxProperties=8
+// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || (k.startsWith('hugepages-') && isQuantity(k.substring(10))) || k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="resource names are cpu, memory, ephemeral-storage, hugepages-<size> (such as hugepages-2Mi) or an extended resource with its domain (such as nvidia.com/gpu): check the spelling, such as {cpu: 500m, memory: 512Mi}"
+// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])))",message="every value must be a quantity, a number with an optional unit, such as cpu: 500m or 2 and memory: 512Mi or 1Gi"
+type ResourceList map[corev1.ResourceName]Quantity
+
+// Quantity is a resource quantity written as a string (500m, 512Mi) or a whole number (2); its
+// length is bounded so that admission's CEL rules on it fit their cost budget.
+// +kubebuilder:validation:XIntOrString
+// +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:Type=""
+type Quantity struct {
+	intstr.IntOrString `json:",inline"`
+}
+
+// Core is r as corev1.ResourceRequirements (a quantity admission did not check is left out).
+func (r *ResourceRequirements) Core() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{Limits: r.Limits.Core(), Requests: r.Requests.Core()}
+}
+
+// Core is l as a corev1.ResourceList (nil when l is empty).
+func (l ResourceList) Core() corev1.ResourceList {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(l))
+	for name, v := range l {
+		v := v.IntOrString
+		if q, err := resource.ParseQuantity(v.String()); err == nil {
+			out[name] = q
+		}
+	}
+	return out
 }
 
 // HeTuTarget deploys a HeTu game server.

@@ -38,7 +38,7 @@ func TestPlanWithScriptScenario(t *testing.T) {
 				Workers: 1, TasksPerWorker: 2, Duration: sec,
 				Scenarios: []v1alpha1.Scenario{
 					{Name: "ping", Type: v1alpha1.ScenarioRedisPing},
-					{Name: "incr", Type: v1alpha1.ScenarioScript, Params: map[string]string{"COUNTER": "n"},
+					{Name: "incr", Type: v1alpha1.ScenarioScript, Params: map[string]v1alpha1.ParamValue{"COUNTER": "n"},
 						Script: &v1alpha1.ScriptSource{ConfigMapName: "scripts", Key: "incr.js"}},
 				},
 			},

@@ -29,7 +29,7 @@ func seedsRun(runners int) *v1alpha1.BenchmarkRun {
 				Workers: int32(3 * runners), TasksPerWorker: 1, Duration: metav1.Duration{Duration: 3 * time.Second},
 				Scenarios: []v1alpha1.Scenario{{
 					Name: "ycsb_mix", Type: v1alpha1.ScenarioYCSB, KeySpace: &records,
-					Duration: &metav1.Duration{Duration: 2 * time.Second}, Params: map[string]string{"batch": "20"},
+					Duration: &metav1.Duration{Duration: 2 * time.Second}, Params: map[string]v1alpha1.ParamValue{"batch": "20"},
 					YCSB: &v1alpha1.YCSBSpec{ReadProportion: 0.4, UpdateProportion: 0.4, InsertProportion: 0.1,
 						ReadModifyWriteProportion: &rmw, RequestDistribution: v1alpha1.DistributionZipfian},
 				}, {
@@ -155,7 +155,7 @@ func TestServerCountsOptional(t *testing.T) {
 				Workers: 2, TasksPerWorker: 1, Duration: metav1.Duration{Duration: 2 * time.Second},
 				Scenarios: []v1alpha1.Scenario{
 					{Name: "ping", Type: v1alpha1.ScenarioRedisPing, Requests: &pings},
-					{Name: "ping_off", Type: v1alpha1.ScenarioRedisPing, Requests: &pings, Params: map[string]string{"serverCounts": "false"}},
+					{Name: "ping_off", Type: v1alpha1.ScenarioRedisPing, Requests: &pings, Params: map[string]v1alpha1.ParamValue{"serverCounts": "false"}},
 				},
 			},
 		},

@@ -119,7 +119,7 @@ func ycsbPlan(t *testing.T, addr string, index, count int, records int64) (strin
 				Workers: int32(4 * count), TasksPerWorker: 1, Duration: metav1.Duration{Duration: 3 * time.Second},
 				Scenarios: []v1alpha1.Scenario{{
 					Name: "ycsb_d", Type: v1alpha1.ScenarioYCSB, KeySpace: &records,
-					Params: map[string]string{"batch": "20"},
+					Params: map[string]v1alpha1.ParamValue{"batch": "20"},
 					YCSB: &v1alpha1.YCSBSpec{ReadProportion: 0.2, InsertProportion: 0.8,
 						RequestDistribution: v1alpha1.DistributionLatest},
 				}},

@@ -308,7 +308,7 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario {
 	sc := Scenario{
 		Name: s.Name, Type: string(s.Type), StartMs: offset.Milliseconds(), DurationMs: d.Milliseconds(),
-		VUs: vus, KeySpace: DefaultKeySpace, Params: s.Params,
+		VUs: vus, KeySpace: DefaultKeySpace, Params: s.ParamMap(),
 	}
 	if d, ok := workload.For(s.Type); ok {
 		sc.Address = string(d.Address)

@@ -156,7 +156,7 @@ func TestMissingEndpointIsAnError(t *testing.T) {
 func TestScriptScenarioEntry(t *testing.T) {
 	run := hetuRun()
 	run.Spec.Load.Scenarios = append(run.Spec.Load.Scenarios,
-		v1alpha1.Scenario{Name: "mine", Type: v1alpha1.ScenarioScript, Params: map[string]string{"K": "v"},
+		v1alpha1.Scenario{Name: "mine", Type: v1alpha1.ScenarioScript, Params: map[string]v1alpha1.ParamValue{"K": "v"},
 			Script: &v1alpha1.ScriptSource{ConfigMapName: "cm", Key: "s.js"}})
 	_, err := ForRunner(run, hetuEndpoints, 0, 1)
 	if err == nil || !strings.Contains(err.Error(), `scenario "mine": the source of its script (ConfigMap cm key s.js) was not provided`) {

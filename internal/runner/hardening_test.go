@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -24,8 +25,7 @@ func TestJobHardening(t *testing.T) {
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("runner requests %+v", c.Resources)
 	}
-	want := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
-	o.Spec.Resources = &want
+	o.Spec.Resources = &v1alpha1.ResourceRequirements{Limits: v1alpha1.ResourceList{corev1.ResourceCPU: v1alpha1.Quantity{IntOrString: intstr.FromString("2")}}}
 	if got := Job(o).Spec.Template.Spec.Containers[0].Resources; !got.Limits.Cpu().Equal(resource.MustParse("2")) || got.Requests != nil {
 		t.Errorf("spec resources not used: %+v", got)
 	}

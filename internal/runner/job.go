@@ -146,7 +146,7 @@ func Job(o Options) *batchv1.Job {
 	}
 	res := naming.DefaultResources()
 	if spec.Resources != nil {
-		res = *spec.Resources
+		res = spec.Resources.Core()
 	}
 	affinity := spec.Affinity.DeepCopy()
 	if spec.OnePerNode {

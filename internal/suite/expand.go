@@ -169,10 +169,10 @@ func Apply(template *v1alpha1.BenchmarkRunSpec, v *v1alpha1.SuiteVariant, point 
 			return spec, fmt.Errorf("scenarioParams: no scenario %q in spec.template.load.scenarios", name)
 		}
 		if sc.Params == nil {
-			sc.Params = map[string]string{}
+			sc.Params = map[string]v1alpha1.ParamValue{}
 		}
 		for k, val := range params {
-			sc.Params[k] = string(val)
+			sc.Params[k] = v1alpha1.ParamValue(val)
 		}
 	}
 	return spec, applyPoint(&spec, point)

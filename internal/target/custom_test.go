@@ -5,7 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
@@ -23,7 +22,7 @@ func customSpec() *v1alpha1.CustomTarget {
 		Replicas:       3,
 		Placement: v1alpha1.Placement{NodeSelector: map[string]string{"pool": "bench"},
 			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
-			Resources:   &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
+			Resources:   &v1alpha1.ResourceRequirements{Requests: v1alpha1.ResourceList{corev1.ResourceCPU: v1alpha1.Quantity{IntOrString: intstr.FromString("2")}}}},
 	}
 }
 

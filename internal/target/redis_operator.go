@@ -26,7 +26,7 @@ func (r *redis) operatorObjects() []client.Object {
 		Data: map[string]string{"redis-additional.conf": r.serverConfig()}}
 	kubernetesConfig := map[string]any{"image": r.image, "imagePullPolicy": "IfNotPresent"}
 	if res := r.spec.Resources; res != nil {
-		kubernetesConfig["resources"] = toMap(res)
+		kubernetesConfig["resources"] = toMap(ptr.To(res.Core()))
 	}
 	spec := map[string]any{
 		"kubernetesConfig":   kubernetesConfig,
@@ -101,7 +101,7 @@ func (r *redis) operatorInitContainer(sentinel bool) map[string]any {
 		ic["command"] = []any{"sh", "-c", operatorPasswordScript(sentinel)}
 		ic["env"] = []any{toMap(ptr.To(secretEnv(PasswordEnv, ref)))}
 		if res := r.spec.Resources; res != nil && !sentinel { // as the operator's config container
-			ic["resources"] = toMap(res)
+			ic["resources"] = toMap(ptr.To(res.Core()))
 		}
 	}
 	return ic

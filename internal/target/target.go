@@ -177,7 +177,7 @@ func placementPod(p *v1alpha1.Placement, spec *corev1.PodSpec) corev1.ResourceRe
 	spec.NodeSelector = p.NodeSelector
 	spec.Tolerations = p.Tolerations
 	if p.Resources != nil {
-		return *p.Resources
+		return p.Resources.Core()
 	}
 	return naming.DefaultResources()
 }

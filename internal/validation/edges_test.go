@@ -124,3 +124,47 @@ thresholds: [{expr: 'p99 < 5', abortOnFail: true, delayAbortEval: 45s}]
 		t.Error(err)
 	}
 }
+
+// TestIssue25ClassesRightValuesAccepted: the right values the messages of the issue-25 classes
+// suggest stay valid: resource names and quantities, a threshold range, batch values, selectors.
+func TestIssue25ClassesRightValuesAccepted(t *testing.T) {
+	v := newValidator(t)
+	for _, spec := range []string{`
+target: {redis: {resources: {requests: {cpu: 500m, memory: 512Mi, ephemeral-storage: 1Gi}, limits: {cpu: 2, memory: 1Gi, hugepages-2Mi: 64Mi}}}}
+load: {runners: {resources: {limits: {nvidia.com/gpu: 1, example.com/fpga: '2'}}}, scenarios: [{name: a, type: redis.get, params: {batch: '100'}}, {name: b, type: redis.set, params: {batch: '10000'}}]}
+thresholds: [{expr: 'p99 > 1'}, {expr: 'p99 < 20'}, {expr: 'p99 <= 20'}, {expr: 'p99 >= 1.5'}, {scenario: a, expr: 'cps <= 1000'}, {scenario: b, expr: 'cps >= 2000'}, {expr: 'cps >= 1', abortOnFail: true}]`, `
+target: {redis: {}}
+load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {batch: anything}}]}
+baseline: {selector: {matchExpressions: [{key: suite, operator: In, values: [nightly]}, {key: broken, operator: DoesNotExist}, {key: team, operator: Exists, values: []}]}}
+thresholds: [{expr: 'errorRate <= 1'}, {expr: 'cps >= -50%', abortOnFail: true}, {expr: 'cps <= +20%'}, {expr: 'cps <= 100'}, {expr: 'p99 <= -5%'}, {expr: 'p99 >= -10%'}]`} {
+		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestMetadataNameErrorNamesTheField: a rule on metadata.name is printed at metadata.name with
+// the name found, never at "<nil>" (the API server reports it at the object's root).
+func TestMetadataNameErrorNamesTheField(t *testing.T) {
+	v := newValidator(t)
+	_, err := v.ParseFile(context.Background(), strings.NewReader(doc("1k-get", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.get}]}\n")))
+	if err == nil || !strings.Contains(err.Error(), `metadata.name: Invalid value: "1k-get": metadata.name 1k-get must start with a lowercase letter`) || strings.Contains(err.Error(), "<nil>") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestResourcesDecode: resources written as a whole number or a string decode into the pod's
+// quantities (benchrun's ResourceRequirements round-trips through the typed API).
+func TestResourcesDecode(t *testing.T) {
+	v := newValidator(t)
+	f, err := v.ParseFile(context.Background(), strings.NewReader(doc("res", `target: {redis: {}}
+load: {runners: {resources: {requests: {cpu: 2, memory: 512Mi}, limits: {nvidia.com/gpu: '1'}}}, scenarios: [{name: a, type: redis.get}]}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := f.Runs[0].Spec.Load.Runners.Resources.Core()
+	if res.Requests.Cpu().String() != "2" || res.Requests.Memory().String() != "512Mi" || res.Limits.Name("nvidia.com/gpu", "").String() != "1" {
+		t.Errorf("resources %+v", res)
+	}
+}

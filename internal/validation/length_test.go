@@ -130,3 +130,45 @@ func TestScenarioLengthCELMatchesGo(t *testing.T) {
 func doc(name, spec string) string {
 	return "apiVersion: bench.benchrun.io/v1alpha1\nkind: BenchmarkRun\nmetadata: {name: " + name + "}\nspec:\n" + indent(spec)
 }
+
+// TestNoFaultOverlapAcrossScenarios: with the scenarios laid out in time by
+// workload.ScenarioWindows (the length the runners and the plan use), no two faults on one role
+// in different scenarios that admission accepts overlap: a fault must end inside its scenario,
+// and the scenarios run one after another. A pause in a ramp that runs past the ramp's 8 s into
+// the next scenario's fault is refused; one that ends inside the ramp is accepted.
+func TestNoFaultOverlapAcrossScenarios(t *testing.T) {
+	v := newValidator(t)
+	accepted, refused := 0, 0
+	for _, offA := range []int{5, 6, 7} {
+		for _, durA := range []int{1, 2, 3, 4} {
+			for _, offB := range []int{0, 1} {
+				spec := fmt.Sprintf(`target: {redis: {mode: ha}}
+load: {duration: 4s, scenarios: [{name: ramp, type: redis.get, arrival: {stages: [{target: 100, duration: 4s}, {target: 200, duration: 4s}]}}, {name: b, type: redis.get}]}
+faults: [{scenario: ramp, offset: %ds, action: pause, duration: %ds, role: master}, {scenario: b, offset: %ds, action: pause, duration: 1s, role: master}]
+`, offA, durA, offB)
+				f, err := v.ParseFile(context.Background(), strings.NewReader(doc("overlap", spec)))
+				if err != nil {
+					refused++
+					if !strings.Contains(err.Error(), "must end inside its scenario") {
+						t.Errorf("offset %ds duration %ds: %v", offA, durA, err)
+					}
+					continue
+				}
+				accepted++
+				run := f.Runs[0]
+				w := workload.ScenarioWindows(&run.Spec)
+				var ends, starts []time.Duration
+				for _, ft := range run.Spec.Faults {
+					start := w[ft.Scenario].Start + ft.Offset.Duration
+					starts, ends = append(starts, start), append(ends, start+ft.Duration.Duration)
+				}
+				if ends[0] > starts[1] {
+					t.Errorf("accepted overlapping pauses: ramp's ends at %v, b's starts at %v", ends[0], starts[1])
+				}
+			}
+		}
+	}
+	if accepted == 0 || refused == 0 {
+		t.Errorf("accepted %d, refused %d: want both", accepted, refused)
+	}
+}
