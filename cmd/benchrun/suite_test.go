@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchrun/benchrun/api/v1alpha1"
+)
+
+// suiteYAML is a small suite: redis single with and without io-threads, each run twice,
+// interleaved; the threshold cannot hold (io-threads making get 10 times faster), so the
+// suite's verdict fails.
+const suiteYAML = `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkSuite
+metadata:
+  name: cli-suite
+spec:
+  template:
+    target:
+      redis: {mode: single}
+    load:
+      workers: 1
+      tasksPerWorker: 2
+      duration: 2s
+      scenarios:
+      - {name: get, type: redis.get, keySpace: 100}
+  variants:
+  - name: plain
+  - name: io2
+    redis: {config: {io-threads: "2"}}
+  repeat: 2
+  thresholds:
+  - {variant: io2, scenario: get, expr: "cps >= +1000%"}
+`
+
+// TestRunSuiteLocally: benchrun run -f suite.yaml runs 2 variants × repeat 2 with real
+// redis-server and k6, interleaved (A B A B), each child in its own directory, and writes the
+// combined table (both variants, 2 runs each, the delta against the reference) and the
+// verdict; the failed verdict is exit code 3, as for a run. benchrun report DIR prints it again.
+func TestRunSuiteLocally(t *testing.T) {
+	needRedis(t)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "suite.yaml", suiteYAML), "--out-dir", out, "--output", "markdown")
+	if code := c.run(t); code != exitThresholds {
+		t.Fatalf("exit %d, want %d (the verdict fails)", code, exitThresholds)
+	}
+	order := []string{"cli-suite-plain-r1", "cli-suite-io2-r1", "cli-suite-plain-r2", "cli-suite-io2-r2"}
+	last := -1
+	for _, name := range order {
+		completeDoc(t, filepath.Join(out, name), 1)
+		i := strings.Index(c.stderr.String(), "child run "+strings.TrimSpace(name))
+		if i < last {
+			t.Errorf("child %s ran out of the interleaved order %v", name, order)
+		}
+		last = i
+	}
+	var s v1alpha1.BenchmarkSuite
+	b, err := os.ReadFile(filepath.Join(out, SuiteDocument))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status.Phase != v1alpha1.SuiteFailed || s.Status.Verdict != v1alpha1.VerdictFailed || len(s.Status.Children) != 4 {
+		t.Fatalf("status: phase %s verdict %s children %d", s.Status.Phase, s.Status.Verdict, len(s.Status.Children))
+	}
+	checkSuiteTable(t, s.Status.Table)
+	md := c.stdout.String()
+	for _, want := range []string{"| get | plain |  | 2 | 0 |", "| get | io2 |  | 2 | 0 |", "verdict Failed", "`cps >= +1000%`", "cli-suite-io2-r2"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if file, _ := os.ReadFile(filepath.Join(out, "report.md")); string(file) != md {
+		t.Errorf("report.md differs from the printed report")
+	}
+	if svg, err := os.ReadFile(filepath.Join(out, "cps.svg")); err != nil || xml.Unmarshal(svg, new(struct{})) != nil || !strings.Contains(string(svg), "io2") {
+		t.Errorf("cps.svg: %v, or not SVG naming the variants", err)
+	}
+	r := newCLI(t, nil, "report", "--output", "json", out)
+	if code := r.run(t); code != exitOK {
+		t.Fatalf("report: exit %d", code)
+	}
+	var rows []v1alpha1.SuiteRow
+	if err := json.Unmarshal([]byte(r.stdout.String()), &rows); err != nil {
+		t.Fatal(err)
+	}
+	checkSuiteTable(t, rows)
+}
+
+// checkSuiteTable: one row per variant, 2 successful runs each, the delta and p-value
+// against the reference on the other variant's row only.
+func checkSuiteTable(t *testing.T, rows []v1alpha1.SuiteRow) {
+	t.Helper()
+	if len(rows) != 2 || rows[0].Variant != "plain" || rows[1].Variant != "io2" {
+		t.Fatalf("table: %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Scenario != "get" || r.Runs != 2 || r.Failed != 0 || r.CPS.Mean <= 0 || r.CPS.Low > r.CPS.Mean || r.CPS.High < r.CPS.Mean {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if rows[0].CPSDeltaPercent != nil || rows[1].CPSDeltaPercent == nil || rows[1].CPSPValue == nil {
+		t.Errorf("deltas: reference %v, io2 %v (p %v)", rows[0].CPSDeltaPercent, rows[1].CPSDeltaPercent, rows[1].CPSPValue)
+	}
+	want := (rows[1].CPS.Mean/rows[0].CPS.Mean - 1) * 100
+	if d := rows[1].CPSDeltaPercent; d != nil && (*d-want > 0.1 || want-*d > 0.1) {
+		t.Errorf("io2 ΔCPS %.2f%%, its means give %.2f%%", *d, want)
+	}
+}
+
+// TestRunSuiteChildFailsToStart: a variant whose redis-server refuses its config fails its
+// child with redis-server's own words; the suite goes on (continueOnFailure), shows the
+// child as failed in the table and the child list, and exits 1.
+func TestRunSuiteChildFailsToStart(t *testing.T) {
+	needRedis(t)
+	y := strings.NewReplacer(`io-threads: "2"`, `hz: "notanumber"`, "repeat: 2", "repeat: 1", "duration: 2s", "duration: 1s").Replace(suiteYAML)
+	y = y[:strings.Index(y, "  thresholds:")]
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "suite.yaml", y), "--out-dir", out)
+	if code := c.run(t); code != exitFailed {
+		t.Fatalf("exit %d, want %d (a child failed)", code, exitFailed)
+	}
+	if want := "child run cli-suite-io2-r1 (variant io2, repetition 1) failed: redis master"; !strings.Contains(c.stderr.String(), want) ||
+		!strings.Contains(c.stderr.String(), "hz notanumber") {
+		t.Errorf("stderr lacks %q and redis-server's words", want)
+	}
+	md := c.stdout.String()
+	for _, want := range []string{"| get | plain |  | 1 | 0 |", "| get | io2 |  | 0 | **1 FAILED** |", "| cli-suite-io2-r1 | io2 |  | 1 | Failed | redis master"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if leftovers := c.leftovers(t); len(leftovers) > 0 {
+		t.Errorf("processes left: %v", leftovers)
+	}
+}
