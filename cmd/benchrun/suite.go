@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +41,25 @@ type localSuite struct {
 	children []suite.Child
 	outs     []suite.Outcome
 	t0       time.Time
+	stopped  atomic.Bool // Ctrl-C or SIGTERM: no further child starts
+}
+
+// catchInterrupt notes the first Ctrl-C (or SIGTERM) so no further child starts (a running
+// child stops on it by its own handler), then lets a second one kill benchrun; the returned
+// function stops listening.
+func (ls *localSuite) catchInterrupt() func() {
+	ch := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			ls.stopped.Store(true)
+		case <-done:
+		}
+		signal.Stop(ch)
+	}()
+	return func() { close(done) }
 }
 
 // runSuite runs a suite locally; the exit code is a run's: 1 when a child failed, 3 when
@@ -63,6 +85,12 @@ func runSuite(ctx context.Context, l *localRun, s *v1alpha1.BenchmarkSuite, f *v
 	}
 	_, _ = fmt.Fprintf(l.stderr, "benchrun: suite %s: %d child runs (%d variants, repeat %d), one after another; results in %s\n",
 		s.Name, len(ls.children), len(s.Spec.Variants), max(s.Spec.Repeat, 1), l.outDir)
+	ls.warnImages()
+	if s.Spec.Parallel {
+		_, _ = fmt.Fprintln(l.stderr, "benchrun: spec.parallel: on one machine the child runs run one after another all the same")
+	}
+	stopSignals := ls.catchInterrupt()
+	defer stopSignals()
 	interrupted := ls.runChildren(ctx)
 	code, err := ls.conclude(interrupted)
 	if err != nil {
@@ -127,6 +155,7 @@ func (ls *localSuite) runChildren(ctx context.Context) (interrupted bool) {
 		sc := &s.Status.Children[i]
 		*sc = v1alpha1.SuiteChild{Name: c.Name, Variant: c.Variant, Sweep: c.Sweep(), Repetition: c.Repetition}
 		ls.outs[i] = suite.Outcome{Variant: c.Variant, Sweep: c.Sweep(), Repetition: c.Repetition, Failed: true}
+		interrupted = interrupted || ls.stopped.Load()
 		if stop || interrupted {
 			sc.Phase, sc.Reason = v1alpha1.PhaseFailed, notRun
 			if interrupted {
@@ -290,4 +319,24 @@ func reportSuite(dir, output, format string, html bool, stdout, stderr io.Writer
 		return exitFailed
 	}
 	return exitOK
+}
+
+// warnImages warns of variants that change the Redis image or version: locally the
+// redis-server (valkey-server) on PATH runs whatever they name, so they measure the same
+// server as the template unless they change something else too.
+func (ls *localSuite) warnImages() {
+	for _, v := range ls.s.Spec.Variants {
+		if r := v.Redis; r != nil && (r.Image != "" || r.Version != "") {
+			_, _ = fmt.Fprintf(ls.flags.stderr, "benchrun: warning: variant %s sets redis image or version %q: locally the %s-server on PATH runs "+
+				"whatever its version; only its engine and config change here\n", v.Name, r.Image+r.Version, engineName(r.Engine))
+		}
+	}
+}
+
+// engineName is the engine's server name prefix: redis unless valkey.
+func engineName(e v1alpha1.RedisEngine) string {
+	if e == v1alpha1.EngineValkey {
+		return "valkey"
+	}
+	return "redis"
 }

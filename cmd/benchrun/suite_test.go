@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
@@ -134,6 +138,46 @@ func TestRunSuiteChildFailsToStart(t *testing.T) {
 	for _, want := range []string{"| get | plain |  | 1 | 0 |", "| get | io2 |  | 0 | **1 FAILED** |", "| cli-suite-io2-r1 | io2 |  | 1 | Failed | redis master"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if leftovers := c.leftovers(t); len(leftovers) > 0 {
+		t.Errorf("processes left: %v", leftovers)
+	}
+}
+
+// TestRunSuiteInterrupted: Ctrl-C during the first child stops it (partial results), starts
+// no other child, and still writes the suite's report listing the rest as not run; exit 130.
+func TestRunSuiteInterrupted(t *testing.T) {
+	needRedis(t)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "suite.yaml", suiteYAML), "--out-dir", out)
+	done := c.startRunners(t, 30*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("benchrun did not stop:\n%s", c.stderr.String())
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, c.stderr.String())
+	}
+	if strings.Contains(c.stderr.String(), "child run 2/4") {
+		t.Errorf("a child started after the interrupt:\n%s", c.stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| cli-suite-plain-r1 | plain |  | 1 | Failed | Interrupted", "| cli-suite-io2-r2 | io2 |  | 2 | Failed | NotRun"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
 	if leftovers := c.leftovers(t); len(leftovers) > 0 {
