@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/suite"
 )
 
@@ -150,6 +151,9 @@ func TestSuiteRunsChildrenInOrder(t *testing.T) {
 	}
 	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: got.Status.Report.ConfigMapName}, &cm); err != nil {
 		t.Fatal(err)
+	}
+	if l := cm.Labels[naming.LabelRun]; l != "suite."+got.Name {
+		t.Errorf("report ConfigMap's run label %q: a BenchmarkRun named %s would take it for its own", l, got.Name)
 	}
 	if !strings.Contains(cm.Data["report.md"], "| get | io4 |  | 2 | 0 | 805.00 ± ") || !strings.Contains(cm.Data["cps.svg"], "<svg") || !metav1.IsControlledBy(&cm, got) {
 		t.Errorf("report:\n%s", cm.Data["report.md"])

@@ -84,7 +84,8 @@ func verdictText(v v1alpha1.Verdict) string {
 
 // writeReport creates or updates the report ConfigMap <suite>-report: report.md, table.json
 // (every row) and cps.svg. It carries the run labels the manager-scope admission policy
-// requires of every ConfigMap the manager writes (run = the suite's short name).
+// requires of every ConfigMap the manager writes (run = suite.ReportRunLabel, which no run
+// has; a report written before keeps its label: the policy forbids changing it).
 func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow) error {
 	files, err := suite.ReportFiles(s, table)
 	if err != nil {
@@ -104,7 +105,7 @@ func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.
 	switch {
 	case kerrors.IsNotFound(err):
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: map[string]string{
-			naming.LabelRun: naming.ShortName(s.Name), naming.LabelGeneration: strconv.FormatInt(s.Generation, 10),
+			naming.LabelRun: suite.ReportRunLabel(s.Name), naming.LabelGeneration: strconv.FormatInt(s.Generation, 10),
 			naming.LabelComponent: naming.ComponentReport, suite.LabelSuite: s.Name,
 		}}, Data: data}
 		if err := controllerutil.SetControllerReference(s, cm, r.Scheme); err != nil {

@@ -24,6 +24,12 @@ const (
 	ReportChart = "cps.svg"
 )
 
+// ReportRunLabel is the bench.benchrun.io/run label value of a suite's report ConfigMap:
+// the manager-scope admission policy admits only run-labelled ConfigMaps, and the dot keeps
+// it apart from every BenchmarkRun's (run names hold no dots), so a run of the suite's name
+// never sees the suite's report as an object of its own.
+func ReportRunLabel(suiteName string) string { return "suite." + suiteName }
+
 // Conclude fills the suite's status from its ended children (outcomes in run order): the
 // combined table, the verdict and the thresholds, both lists cut to MaxStatusRows. It
 // returns the whole table, for the report's table.json. The operator and `benchrun run`
