@@ -168,7 +168,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if len(files) == 1 && isSuiteDir(files[0]) {
-		return reportSuite(files[0], *output, *format, *html, stdout, stderr)
+		return reportSuite(files[0], *output, *format, *title, *out, *html, stdout, stderr)
 	}
 	docs := make([]*results.Document, 0, len(files))
 	for _, f := range files {

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -285,13 +286,12 @@ func isSuiteDir(path string) bool {
 }
 
 // reportSuite prints the report of a suite's out dir (`benchrun report DIR`): report.md
-// rendered again from suite.json (table, markdown) or the combined table (json).
-func reportSuite(dir, output, format string, html bool, stdout, stderr io.Writer) int {
+// rendered again from suite.json (table, markdown), the combined table (json), or with
+// --html the suite's HTML page (written to out).
+func reportSuite(dir, output, format, title, out string, html bool, stdout, stderr io.Writer) int {
 	switch {
 	case html:
-		_, _ = fmt.Fprintf(stderr, "benchrun report --html: %s is a suite's out dir: the HTML report of a suite is not available yet; "+
-			"open its report.md and cps.svg, or give one child run's directory (%s/<child>)\n", dir, dir)
-		return exitUsage
+		return reportSuiteHTML(dir, title, out, stdout, stderr)
 	case output == "csv" || format != "all":
 		_, _ = fmt.Fprintf(stderr, "benchrun report: %s is a suite's out dir: its combined table prints as table, markdown or json (no --format shapes, no csv); a child run's directory takes them\n", dir)
 		return exitUsage
@@ -339,4 +339,29 @@ func engineName(e v1alpha1.RedisEngine) string {
 		return "valkey"
 	}
 	return "redis"
+}
+
+// reportSuiteHTML writes the HTML page of a suite's out dir from its report.md, table.json
+// and cps.svg.
+func reportSuiteHTML(dir, title, out string, stdout, stderr io.Writer) int {
+	files := map[string][]byte{}
+	for _, name := range []string{suite.ReportMarkdown, suite.ReportTable, suite.ReportChart} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "benchrun report --html: %v\n", err)
+			return exitFailed
+		}
+		files[name] = b
+	}
+	if title == "" {
+		title = "benchrun: " + defaultLabel(dir)
+		if first, _, _ := strings.Cut(string(files[suite.ReportMarkdown]), "\n"); strings.HasPrefix(first, "# ") {
+			title = strings.TrimPrefix(first, "# ") // BenchmarkSuite NAME
+		}
+	}
+	if err := writeSuiteHTML(out, stdout, title, files); err != nil {
+		_, _ = fmt.Fprintf(stderr, "benchrun report --html: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
 }

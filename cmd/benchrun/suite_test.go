@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +97,61 @@ func TestRunSuiteLocally(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSuiteTable(t, rows)
+	checkSuiteHTML(t, out, rows)
+}
+
+// checkSuiteHTML: benchrun report --html on a suite's out dir writes one self-contained page
+// with the combined table, the CPS chart and table.json's rows as its data; in headless
+// Chromium (when installed) it is not blank, the chart has bars and the console stays empty.
+func checkSuiteHTML(t *testing.T, out string, rows []v1alpha1.SuiteRow) {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "suite.html")
+	if code := newCLI(t, nil, "report", "--html", "-o", page, out).run(t); code != exitOK {
+		t.Fatalf("report --html: exit %d", code)
+	}
+	html := mustRead(t, page)
+	for _, want := range []string{"<h1>BenchmarkSuite cli-suite</h1>", "<td>io2</td>", `data-chart="cps.svg"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{`src="http`, `href="http`, "<link", "@import"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the page references %s: not self-contained", bad)
+		}
+	}
+	m := dataRE.FindStringSubmatch(html)
+	var data struct {
+		Table []v1alpha1.SuiteRow `json:"table"`
+	}
+	if m == nil || json.Unmarshal([]byte(m[1]), &data) != nil || !reflect.DeepEqual(data.Table, rows) {
+		t.Errorf("the page's data is not table.json's rows")
+	}
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Log("chromium is not installed: the suite's page is not opened in a browser")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	shot := filepath.Join(filepath.Dir(page), "suite.png")
+	_, shotErr, err := headless(ctx, bin, page, "--window-size=1100,1400", "--screenshot="+shot)
+	if err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, shotErr)
+	}
+	dom, domErr, err := headless(ctx, bin, page, "--dump-dom")
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v\n%s", err, domErr)
+	}
+	if lines := consoleLines(append(shotErr, domErr...)); len(lines) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(lines, "\n"))
+	}
+	if inked, colours := pngStats(t, shot); inked < 0.02 || colours < 20 {
+		t.Errorf("the suite's page looks blank: %.2f %% non-white, %d colours", inked*100, colours)
+	}
+	if f := figureRE.FindSubmatch(dom); f == nil || string(f[1]) != "cps.svg" || len(seriesRE.FindAll(f[2], -1)) < 2 {
+		t.Errorf("the page's CPS chart has no bars per variant")
+	}
 }
 
 // checkSuiteTable: one row per variant, 2 successful runs each, the delta and p-value
