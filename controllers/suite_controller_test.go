@@ -152,8 +152,8 @@ func TestSuiteRunsChildrenInOrder(t *testing.T) {
 	if err := k8sClient.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: got.Status.Report.ConfigMapName}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if l := cm.Labels[naming.LabelRun]; l != got.Name+".suite" {
-		t.Errorf("report ConfigMap's run label %q: a run named like the suite would take it for its own", l)
+	if l := cm.Labels[naming.LabelRun]; l != "suite."+got.Name {
+		t.Errorf("report ConfigMap's run label %q: a BenchmarkRun named %s would take it for its own", l, got.Name)
 	}
 	if !strings.Contains(cm.Data["report.md"], "| get | io4 |  | 2 | 0 | 805.00 ± ") || !strings.Contains(cm.Data["cps.svg"], "<svg") || !metav1.IsControlledBy(&cm, got) {
 		t.Errorf("report:\n%s", cm.Data["report.md"])

@@ -1,12 +1,9 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,10 +15,6 @@ import (
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/suite"
 )
-
-// maxSuiteRows bounds status.table and status.thresholds (the CRD's maxItems); table.json in
-// the report holds every row.
-const maxSuiteRows = 512
 
 // outcomes reads the ended children's results (cached) in run order.
 func (r *BenchmarkSuiteReconciler) outcomes(ctx context.Context, s *v1alpha1.BenchmarkSuite) ([]suite.Outcome, error) {
@@ -54,21 +47,8 @@ func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) er
 	if err != nil {
 		return err
 	}
-	table := suite.Table(&s.Spec, outs)
-	s.Status.Verdict, s.Status.Thresholds = suite.Evaluate(&s.Spec, outs)
-	s.Status.Table = table
-	if len(table) > maxSuiteRows {
-		s.Status.Table = table[:maxSuiteRows]
-	}
-	if len(s.Status.Thresholds) > maxSuiteRows { // the verdict counts them all; report.md lists the kept ones
-		s.Status.Thresholds = s.Status.Thresholds[:maxSuiteRows]
-	}
-	failed := 0
-	for _, c := range s.Status.Children {
-		if c.Phase == v1alpha1.PhaseFailed {
-			failed++
-		}
-	}
+	table := suite.Conclude(s, outs)
+	failed := suite.FailedChildren(s.Status.Children)
 	msg := fmt.Sprintf("%d child runs ended, %d failed", len(s.Status.Children), failed)
 	st.condition(v1alpha1.ConditionChildrenComplete, metav1.ConditionTrue, v1alpha1.ReasonAllEnded, msg)
 	if s.Status.Verdict != "" {
@@ -76,7 +56,7 @@ func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) er
 		if s.Status.Verdict == v1alpha1.VerdictFailed {
 			status, reason = metav1.ConditionFalse, v1alpha1.ReasonThresholdsNotMet
 		}
-		st.condition(v1alpha1.ConditionThresholdsMet, status, reason, thresholdSummary(s.Status.Thresholds))
+		st.condition(v1alpha1.ConditionThresholdsMet, status, reason, suite.ThresholdSummary(s.Status.Thresholds))
 	}
 	if err := r.writeReport(ctx, s, table); err != nil {
 		return err
@@ -85,7 +65,7 @@ func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) er
 	case failed > 0:
 		r.failSuite(st, v1alpha1.ReasonChildFailed, msg+": the failed ones are marked in every table")
 	case s.Status.Verdict == v1alpha1.VerdictFailed:
-		r.failSuite(st, v1alpha1.ReasonThresholdsNotMet, thresholdSummary(s.Status.Thresholds))
+		r.failSuite(st, v1alpha1.ReasonThresholdsNotMet, suite.ThresholdSummary(s.Status.Thresholds))
 	default:
 		s.Status.Phase, s.Status.CompletionTime = v1alpha1.SuiteSucceeded, &st.now
 		st.condition(v1alpha1.ConditionSucceeded, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg)
@@ -102,42 +82,20 @@ func verdictText(v v1alpha1.Verdict) string {
 	return string(v)
 }
 
-// thresholdSummary names the broken thresholds (or says all held).
-func thresholdSummary(ths []v1alpha1.SuiteThresholdResult) string {
-	broken := 0
-	first := ""
-	for _, t := range ths {
-		if !t.Passed {
-			if broken == 0 {
-				first = strings.TrimSpace(fmt.Sprintf("%s %s '%s': observed %.4g, limit %.4g %s", t.Variant, t.Scenario, t.Expr, t.Observed, t.Limit, t.Message))
-			}
-			broken++
-		}
-	}
-	if broken == 0 {
-		return fmt.Sprintf("all %d thresholds held", len(ths))
-	}
-	return fmt.Sprintf("%d of %d thresholds broken, first: %s", broken, len(ths), first)
-}
-
 // writeReport creates or updates the report ConfigMap <suite>-report: report.md, table.json
 // (every row) and cps.svg. It carries the run labels the manager-scope admission policy
-// requires of every ConfigMap the manager writes (run = suite.ReportRunLabel, never a run's).
+// requires of every ConfigMap the manager writes (run = suite.ReportRunLabel, which no run
+// has; a report written before keeps its label: the policy forbids changing it).
 func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow) error {
-	var md bytes.Buffer
-	if err := suite.RenderMarkdown(&md, s); err != nil {
-		return err
-	}
-	tj, err := json.MarshalIndent(table, "", "  ")
-	if err != nil {
-		return err
-	}
-	svg, err := suite.CPSChart(s)
+	files, err := suite.ReportFiles(s, table)
 	if err != nil {
 		return err
 	}
 	name := naming.Name(s.Name, "report")
-	data := map[string]string{"report.md": md.String(), "table.json": string(tj), "cps.svg": string(svg)}
+	data := make(map[string]string, len(files))
+	for k, v := range files {
+		data[k] = string(v)
+	}
 	cm := &corev1.ConfigMap{}
 	reader := r.APIReader
 	if reader == nil {

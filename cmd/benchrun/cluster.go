@@ -312,6 +312,12 @@ func printClusterReport(ctx context.Context, k *kube, name, output, format strin
 // results.json, resources.json and the charts).
 func clusterHTML(ctx context.Context, k *kube, name, out string, stdout io.Writer) error {
 	run, err := k.run(ctx, name)
+	if kerrors.IsNotFound(err) {
+		var s v1alpha1.BenchmarkSuite
+		if k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, &s) == nil {
+			return suiteHTML(ctx, k, &s, out, stdout)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -327,6 +333,23 @@ func clusterHTML(ctx context.Context, k *kube, name, out string, stdout io.Write
 		files[key] = []byte(v)
 	}
 	return writeHTML(out, stdout, fmt.Sprintf("%s (generation %d)", run.Name, run.Generation), files)
+}
+
+// suiteHTML writes the HTML report of a suite from its report ConfigMap (report.md,
+// table.json, cps.svg).
+func suiteHTML(ctx context.Context, k *kube, s *v1alpha1.BenchmarkSuite, out string, stdout io.Writer) error {
+	if s.Status.Report == nil {
+		return fmt.Errorf("BenchmarkSuite %s has no report yet (phase %s, %s child runs ended)", s.Name, dash(string(s.Status.Phase)), dash(s.Status.Progress))
+	}
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: s.Status.Report.ConfigMapName}, &cm); err != nil {
+		return fmt.Errorf("report of %s: %w", s.Name, err)
+	}
+	files := map[string][]byte{}
+	for key, v := range cm.Data {
+		files[key] = []byte(v)
+	}
+	return writeSuiteHTML(out, stdout, fmt.Sprintf("BenchmarkSuite %s (generation %d)", s.Name, s.Generation), files)
 }
 
 // cmdClusterCompare compares runs side by side, columns named by run, with deltas against

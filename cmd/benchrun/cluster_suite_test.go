@@ -12,7 +12,8 @@ import (
 )
 
 // TestPluginSuites: `benchrun get` lists BenchmarkSuites after the runs and `benchrun report
-// SUITE` prints its report.md (or table.json with --output json) from a real kube-apiserver.
+// SUITE` prints its report.md (or table.json with --output json, or its HTML page with --html)
+// from a real kube-apiserver.
 func TestPluginSuites(t *testing.T) {
 	c, kubeconfig := startCluster(t, "bench")
 	env := []string{"KUBECONFIG=" + kubeconfig}
@@ -58,5 +59,10 @@ func TestPluginSuites(t *testing.T) {
 	r = newCLI(t, env, "report", "cmp", "--format", "ya")
 	if code := r.run(t); code != exitFailed || !strings.Contains(r.stderr.String(), "report a child run") {
 		t.Errorf("report --format ya: exit %d\n%s", code, r.stderr.String())
+	}
+	r = newCLI(t, env, "report", "cmp", "--html")
+	if code := r.run(t); code != exitOK || !strings.Contains(r.stdout.String(), "<h1>BenchmarkSuite cmp (generation ") ||
+		!strings.Contains(r.stdout.String(), `"table":[]`) {
+		t.Errorf("report --html: exit %d\n%s", code, r.stdout.String())
 	}
 }

@@ -1,7 +1,8 @@
-// Command benchrun runs BenchmarkRuns without a cluster and renders result documents. It is
+// Command benchrun runs BenchmarkRuns and BenchmarkSuites without a cluster and renders result documents. It is
 // also the kubectl plugin kubectl-benchrun (install the binary under that name on PATH).
 //
 //	benchrun run -f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH]
+//	benchrun run -f suite.yaml [--out-dir DIR]
 //	benchrun validate -f run.yaml
 //	benchrun report [--output ...] FILE|DIR...
 //	benchrun compare [--label a,b,...] FILE|DIR...
@@ -39,10 +40,15 @@ Usage:
       validate the file, start the target locally, run the scenarios with N local k6 runners,
       print the tables and write report.md, results.json and merged.json into the out dir;
       spec.thresholds decide the exit code (3 when not met), --baseline DIR adds deltas
+  benchrun run -f suite.yaml [--out-dir DIR] ...
+      a BenchmarkSuite: its child runs one after another (interleaved A B A B), each in its
+      own subdirectory of the out dir, then the combined table and verdict (report.md,
+      table.json, cps.svg, suite.json); exit 1 when a child failed, 3 when the verdict failed
   benchrun validate -f run.yaml
       check the file with the same rules as the cluster (kubectl apply)
   benchrun report [--output table|markdown|json|csv] FILE|DIR...
-      merge result documents (runner-*.json, merged.json, or an out dir) and render them
+      merge result documents (runner-*.json, merged.json, or an out dir) and render them;
+      a suite's out dir: its combined table (table, markdown, json, or --html)
   benchrun report --html [-o report.html] FILE|DIR...
       one self-contained HTML page: the tables, the charts and the data (no network needed)
   benchrun compare [--label a,b,...] FILE|DIR...

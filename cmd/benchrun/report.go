@@ -18,39 +18,41 @@ import (
 	"github.com/benchrun/benchrun/internal/validation"
 )
 
-// loadRunFile validates a run file and returns its run (the only one, or the one named).
-func loadRunFile(ctx context.Context, path, name string) (*v1alpha1.BenchmarkRun, *validation.File, error) {
+// loadRunFile validates a run file and returns its BenchmarkRun or its BenchmarkSuite
+// (exactly one of the two): the only one in the file, or the one named.
+func loadRunFile(ctx context.Context, path, name string) (*v1alpha1.BenchmarkRun, *v1alpha1.BenchmarkSuite, *validation.File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	v, err := validation.New()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f, err := v.ParseFile(ctx, bytes.NewReader(data))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(f.Runs) == 0 {
-		return nil, nil, fmt.Errorf("%s holds no BenchmarkRun (only BenchmarkSuites): running a suite locally is not supported yet; apply it to a cluster (kubectl apply -f %s)", path, path)
-	}
-	if name == "" {
-		if len(f.Runs) > 1 {
-			names := make([]string, len(f.Runs))
-			for i, r := range f.Runs {
-				names[i] = r.Name
-			}
-			return nil, nil, fmt.Errorf("%s holds %d BenchmarkRuns (%s): pick one with --name", path, len(f.Runs), strings.Join(names, ", "))
-		}
-		return f.Runs[0], f, nil
-	}
+	names := make([]string, 0, len(f.Runs)+len(f.Suites))
 	for _, r := range f.Runs {
-		if r.Name == name {
-			return r, f, nil
+		if r.Name == name || (name == "" && len(f.Runs)+len(f.Suites) == 1) {
+			return r, nil, f, nil
 		}
+		names = append(names, "BenchmarkRun "+r.Name)
 	}
-	return nil, nil, fmt.Errorf("%s: no BenchmarkRun named %q", path, name)
+	for _, s := range f.Suites {
+		if s.Name == name || (name == "" && len(f.Runs)+len(f.Suites) == 1) {
+			return nil, s, f, nil
+		}
+		names = append(names, "BenchmarkSuite "+s.Name)
+	}
+	switch {
+	case len(names) == 0:
+		return nil, nil, nil, fmt.Errorf("%s holds no BenchmarkRun and no BenchmarkSuite", path)
+	case name == "":
+		return nil, nil, nil, fmt.Errorf("%s holds %d objects to run (%s): pick one with --name", path, len(names), strings.Join(names, ", "))
+	}
+	return nil, nil, nil, fmt.Errorf("%s: no BenchmarkRun or BenchmarkSuite named %q (it holds %s)", path, name, strings.Join(names, ", "))
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -164,6 +166,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		_, _ = fmt.Fprintln(stderr, "benchrun report: give one or more result files (runner-*.json, merged.json) or out dirs")
 		return exitUsage
+	}
+	if len(files) == 1 && isSuiteDir(files[0]) {
+		return reportSuite(files[0], *output, *format, *title, *out, *html, stdout, stderr)
 	}
 	docs := make([]*results.Document, 0, len(files))
 	for _, f := range files {

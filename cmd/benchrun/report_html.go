@@ -42,8 +42,23 @@ func writeHTML(path string, stdout io.Writer, title string, files map[string][]b
 	if err != nil {
 		return err
 	}
+	return writePage(path, stdout, page)
+}
+
+// writeSuiteHTML renders the self-contained HTML report of a suite's report files
+// (report.md, table.json, cps.svg) into path (stdout when path is "").
+func writeSuiteHTML(path string, stdout io.Writer, title string, files map[string][]byte) error {
+	page, err := lifecycle.SuiteHTMLReport(title, files)
+	if err != nil {
+		return err
+	}
+	return writePage(path, stdout, page)
+}
+
+// writePage writes an HTML page into path, or to stdout when path is "" or "-".
+func writePage(path string, stdout io.Writer, page []byte) error {
 	if path == "" || path == "-" {
-		_, err = stdout.Write(page)
+		_, err := stdout.Write(page)
 		return err
 	}
 	return os.WriteFile(path, page, 0o644)

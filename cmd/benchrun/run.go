@@ -26,6 +26,7 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 	brunner "github.com/benchrun/benchrun/internal/runner"
 	"github.com/benchrun/benchrun/internal/target"
+	"github.com/benchrun/benchrun/internal/validation"
 )
 
 // runnerStopGrace is how long interrupted runners may take to write their partial results.
@@ -71,6 +72,8 @@ type localRun struct {
 	faults      *localFaults           // spec.faults being applied (faults.go)
 	applied     []v1alpha1.FaultStatus // the faults applied, once the load ended
 	probe       *brunner.ProbeReport   // the fault probe's report, once the load ended
+	summary     *results.Summary       // the merged figures, once collected
+	failure     error                  // why the run failed (fail), for a suite's child list
 }
 
 // loadOutcome is how the load ended.
@@ -92,9 +95,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	// 2. Everything that can be checked is checked before anything starts.
-	if err := l.check(ctx); err != nil {
+	run, s, f, err := loadRunFile(ctx, l.file, l.name)
+	if err != nil {
 		return l.fail(err)
 	}
+	if s != nil {
+		return runSuite(ctx, l, s, f) // suite.go: its children in turn, each as below
+	}
+	if err := l.check(run, f); err != nil {
+		return l.fail(err)
+	}
+	return l.execute(ctx)
+}
+
+// execute runs a checked run: output directory, target, runners, load, collection and
+// reports; the exit code says how it ended.
+func (l *localRun) execute(ctx context.Context) int {
 	closeLog, err := l.openOutput()
 	if err != nil {
 		return l.fail(err)
@@ -133,11 +149,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*localRun, int) {
 	fs := newFlagSet("run", "-f run.yaml [--runners N] [--output table|markdown|json|csv] [--out-dir DIR] [--k6 PATH]", stderr)
 	l := &localRun{stdout: stdout, stderr: stderr, logW: &lateWriter{}}
-	fs.StringVar(&l.file, "f", "", "run file (YAML or JSON; may also hold the Secrets it references)")
-	fs.StringVar(&l.name, "name", "", "the BenchmarkRun to run when the file holds several")
+	fs.StringVar(&l.file, "f", "", "run file (YAML or JSON; may also hold the Secrets it references): a BenchmarkRun, or a BenchmarkSuite whose child runs run one after another")
+	fs.StringVar(&l.name, "name", "", "the BenchmarkRun or BenchmarkSuite to run when the file holds several")
 	fs.IntVar(&l.nRunners, "runners", 0, "number of local k6 runner processes (default: spec.load.runners.parallelism, else 1)")
-	fs.StringVar(&l.output, "output", "table", "output format on stdout: table, markdown, json or csv")
-	fs.StringVar(&l.outDir, "out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME)")
+	fs.StringVar(&l.output, "output", "table", "output format on stdout: table, markdown, json or csv (a suite: its report.md, or table.json with json)")
+	fs.StringVar(&l.outDir, "out-dir", "", "directory for runner results and reports (default: benchrun-results/NAME-TIME); a suite's child runs each get a subdirectory")
 	fs.StringVar(&l.k6Flag, "k6", "", "benchrun's k6 binary (default: next to benchrun, or bin/k6)")
 	fs.BoolVar(&l.verbose, "v", false, "log every process started and stopped")
 	fs.StringVar(&l.remoteWrite, "prometheus-remote-write-url", "",
@@ -173,20 +189,18 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*localRun, int) {
 
 // fail reports err and is the exit code of a failed run.
 func (l *localRun) fail(err error) int {
+	l.failure = err
 	_, _ = fmt.Fprintf(l.stderr, "benchrun run: %v\n", err)
 	return exitFailed
 }
 
-// check loads the run file, finds k6, and plans every runner against placeholder endpoints
-// (unsupported scenario types, too many runners), resolving the secrets the plan names,
-// before a target is started.
-func (l *localRun) check(ctx context.Context) error {
-	run, f, err := loadRunFile(ctx, l.file, l.name)
-	if err != nil {
-		return err
-	}
+// check takes the run (of the run file f), finds k6, and plans every runner against
+// placeholder endpoints (unsupported scenario types, too many runners), resolving the
+// secrets the plan names, before a target is started.
+func (l *localRun) check(run *v1alpha1.BenchmarkRun, f *validation.File) error {
 	l.run = run
-	if err := l.gate.load(run); err != nil {
+	err := l.gate.load(run)
+	if err != nil {
 		return err
 	}
 	if l.root, err = findRoot(); err != nil {
@@ -369,6 +383,7 @@ func (l *localRun) collect(out loadOutcome) int {
 		return l.fail(err)
 	}
 	sum := results.Summarize(doc, plan.SummaryOptions(l.run))
+	l.summary = &sum
 	extra, err := l.faultSection(doc)
 	if err != nil {
 		return l.fail(fmt.Errorf("measuring the faults: %w", err))

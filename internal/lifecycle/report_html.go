@@ -19,10 +19,11 @@ const ReportHTML = "report.html"
 // (results.json), "charts" (the chart file names, in the order shown)}.
 const HTMLDataID = "benchrun-data"
 
-// htmlData is the HTML report's embedded JSON data.
+// htmlData is the HTML report's embedded JSON data: a run's summary, or a suite's table.
 type htmlData struct {
 	Title   string          `json:"title"`
-	Summary json.RawMessage `json:"summary"`
+	Summary json.RawMessage `json:"summary,omitempty"`
+	Table   json.RawMessage `json:"table,omitempty"`
 	Charts  []string        `json:"charts"`
 }
 
@@ -38,6 +39,7 @@ var svgTitle = regexp.MustCompile(`<title>([^<]*)</title>`)
 // htmlPage is what the page template renders.
 type htmlPage struct {
 	Title    string
+	Suite    bool // a suite's page: no run summary table
 	Summary  results.Summary
 	Tables   template.HTML
 	Charts   []htmlChart
@@ -59,12 +61,51 @@ func HTMLReport(title string, files map[string][]byte) ([]byte, error) {
 	page := htmlPage{Title: title, Summary: sum, Tables: markdownHTML(md),
 		FmtCPS: func(v float64) string { return results.FormatThousands(v, 2) }, FmtCount: func(n int64) string { return results.FormatThousands(float64(n), 0) }}
 	var names []string
+	page.Charts, names = htmlCharts(files)
+	data, err := json.Marshal(htmlData{Title: title, Summary: json.RawMessage(compactJSON(files[ReportJSON])), Charts: names})
+	if err != nil {
+		return nil, err
+	}
+	return renderPage(page, data)
+}
+
+// suiteTable is a suite report's combined table (internal/suite.ReportTable).
+const suiteTable = "table.json"
+
+// SuiteHTMLReport renders a BenchmarkSuite's report files (report.md, table.json and the
+// charts, such as cps.svg) as one self-contained HTML page like HTMLReport's: report.md's
+// tables (the combined table, the thresholds, the children) as HTML tables, every chart
+// inlined and table.json embedded as the data block's "table". Every text is escaped.
+func SuiteHTMLReport(title string, files map[string][]byte) ([]byte, error) {
+	var rows []json.RawMessage
+	if err := json.Unmarshal(files[suiteTable], &rows); err != nil {
+		return nil, fmt.Errorf("%s: %w", suiteTable, err)
+	}
+	md := string(files[ReportMarkdown])
+	if first, rest, ok := strings.Cut(md, "\n"); ok && strings.HasPrefix(first, "# ") {
+		md = rest // "# BenchmarkSuite NAME": the page's own heading already
+	}
+	page := htmlPage{Title: title, Suite: true, Tables: markdownHTML(md)}
+	var names []string
+	page.Charts, names = htmlCharts(files)
+	data, err := json.Marshal(htmlData{Title: title, Table: json.RawMessage(compactJSON(files[suiteTable])), Charts: names})
+	if err != nil {
+		return nil, err
+	}
+	return renderPage(page, data)
+}
+
+// htmlCharts are a report's charts (the SVG files) inlined, in ChartOrder, and their names.
+func htmlCharts(files map[string][]byte) ([]htmlChart, []string) {
+	var names []string
 	for name := range files {
 		if IsChart(name) {
 			names = append(names, name)
 		}
 	}
-	for _, name := range ChartOrder(names) {
+	names = ChartOrder(names)
+	out := make([]htmlChart, 0, len(names))
+	for _, name := range names {
 		svg := string(files[name])
 		if i := strings.Index(svg, "<svg"); i >= 0 { // inline the element, without any XML prolog
 			svg = svg[i:]
@@ -73,12 +114,13 @@ func HTMLReport(title string, files map[string][]byte) ([]byte, error) {
 		if m := svgTitle.FindStringSubmatch(svg); m != nil {
 			title = html.UnescapeString(m[1]) // escaped again by the template
 		}
-		page.Charts = append(page.Charts, htmlChart{Name: name, Title: title, SVG: template.HTML(svg)}) // #nosec G203 -- drawn by internal/charts, text escaped
+		out = append(out, htmlChart{Name: name, Title: title, SVG: template.HTML(svg)}) // #nosec G203 -- drawn by internal/charts, text escaped
 	}
-	data, err := json.Marshal(htmlData{Title: title, Summary: json.RawMessage(compactJSON(files[ReportJSON])), Charts: ChartOrder(names)})
-	if err != nil {
-		return nil, err
-	}
+	return out, names
+}
+
+// renderPage executes the page template with the embedded data block.
+func renderPage(page htmlPage, data []byte) ([]byte, error) {
 	page.Data = template.JS(data) // #nosec G203 -- json.Marshal escapes <, > and &: no "</script>" inside
 	var b bytes.Buffer
 	if err := htmlTemplate.Execute(&b, page); err != nil {
@@ -238,15 +280,15 @@ pre{background:#f6f8fa;padding:.6rem;overflow-x:auto}
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<nav><a href="#summary-section">Summary</a> · <a href="#tables">Tables</a>{{range .Charts}} · <a href="#{{.Name}}">{{.Title}}</a>{{end}}</nav>
-{{if .Summary.Partial}}<p class="partial"><strong>Partial results:</strong>{{range .Summary.PartialReasons}} {{.}};{{end}}</p>{{end}}
+<nav>{{if not .Suite}}<a href="#summary-section">Summary</a> · {{end}}<a href="#tables">Tables</a>{{range .Charts}} · <a href="#{{.Name}}">{{.Title}}</a>{{end}}</nav>
+{{if not .Suite}}{{if .Summary.Partial}}<p class="partial"><strong>Partial results:</strong>{{range .Summary.PartialReasons}} {{.}};{{end}}</p>{{end}}
 <h2 id="summary-section">Summary</h2>
 <div class="scroll"><table id="summary">
 <thead><tr><th>scenario</th><th>type</th><th class="num">calls</th><th class="num">errors</th><th class="num">CPS</th><th class="num">mean ms</th><th class="num">p50 ms</th><th class="num">p90 ms</th><th class="num">p99 ms</th><th class="num">p99.9 ms</th><th class="num">max ms</th></tr></thead>
 <tbody>
 {{range .Summary.Scenarios}}<tr data-scenario="{{.Name}}"><td>{{.Name}}</td><td>{{.Type}}</td><td class="num" data-field="calls" data-value="{{.Calls}}">{{call $.FmtCount .Calls}}</td><td class="num" data-field="errors" data-value="{{.Errors}}">{{call $.FmtCount .Errors}}</td><td class="num" data-field="cps" data-value="{{.CPS}}">{{call $.FmtCPS .CPS}}</td><td class="num" data-field="mean" data-value="{{.LatencyMs.Mean}}">{{.LatencyMs.Mean}}</td><td class="num" data-field="p50" data-value="{{.LatencyMs.P50}}">{{.LatencyMs.P50}}</td><td class="num" data-field="p90" data-value="{{.LatencyMs.P90}}">{{.LatencyMs.P90}}</td><td class="num" data-field="p99" data-value="{{.LatencyMs.P99}}">{{.LatencyMs.P99}}</td><td class="num" data-field="p999" data-value="{{.LatencyMs.P999}}">{{.LatencyMs.P999}}</td><td class="num" data-field="max" data-value="{{.LatencyMs.Max}}">{{.LatencyMs.Max}}</td></tr>
 {{end}}</tbody>
-</table></div>
+</table></div>{{end}}
 <h2 id="tables">Tables</h2>
 <div class="scroll">
 {{.Tables}}

@@ -73,3 +73,34 @@ func TestHTMLReport(t *testing.T) {
 func templateEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;").Replace(s)
 }
+
+// TestSuiteHTMLReport: a suite's page shows report.md's tables (no run summary), inlines
+// its chart, embeds table.json as the data block's table and escapes every text.
+func TestSuiteHTMLReport(t *testing.T) {
+	table := `[{"scenario":"get","variant":"a<script>x</script>","runs":2,"cps":{"mean":100}}]`
+	md := "# BenchmarkSuite cmp\n\nPhase Succeeded · 2/2 child runs\n\n## Combined table\n\n| Scenario | Variant |\n|---|---|\n| get | a<script>x</script> |\n"
+	svg := `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><title>CPS by variant</title><rect class="bar" height="5"/></svg>`
+	page, err := SuiteHTMLReport("cmp", map[string][]byte{"report.md": []byte(md), "table.json": []byte(table), "cps.svg": []byte(svg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	if strings.Contains(s, "<script>x") || strings.Count(s, "</script>") != 1 {
+		t.Error("suite text is not escaped")
+	}
+	if strings.Contains(s, `id="summary"`) || strings.Contains(s, "# BenchmarkSuite") || !strings.Contains(s, "<h3>Combined table</h3>") ||
+		!strings.Contains(s, `data-chart="cps.svg"`) || !strings.Contains(s, "<figcaption>CPS by variant (cps.svg)") {
+		t.Errorf("page:\n%s", s)
+	}
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="benchrun-data">(.*?)</script>`).FindStringSubmatch(s)
+	var data struct {
+		Table  []map[string]any `json:"table"`
+		Charts []string         `json:"charts"`
+	}
+	if m == nil || json.Unmarshal([]byte(m[1]), &data) != nil || len(data.Table) != 1 || data.Table[0]["variant"] != "a<script>x</script>" || len(data.Charts) != 1 {
+		t.Errorf("data block: %+v", data)
+	}
+	if _, err := SuiteHTMLReport("cmp", map[string][]byte{"report.md": []byte(md)}); err == nil {
+		t.Error("no table.json: no error")
+	}
+}

@@ -24,12 +24,6 @@ const (
 	LabelRepetition = "bench.benchrun.io/repetition"
 )
 
-// ReportRunLabel is the run label (naming.LabelRun) of a suite's report ConfigMap: the
-// manager-scope admission policy admits only ConfigMaps with run labels, and "<suite>.suite"
-// is a value no BenchmarkRun's objects carry (run names hold no dots), so a run named like
-// the suite never takes the suite's report for one of its own objects.
-func ReportRunLabel(suite string) string { return suite + ".suite" }
-
 // SweepValue is one sweep field's value at a sweep point.
 type SweepValue struct {
 	// Field is the swept field.

@@ -25,6 +25,7 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/runner"
+	"github.com/benchrun/benchrun/internal/suite"
 )
 
 // vapAPI makes helm template render as for a cluster serving ValidatingAdmissionPolicy.
@@ -190,6 +191,12 @@ func TestManagerScope(t *testing.T) {
 		if err := mgr.Create(ctx, owned(obj)); err != nil {
 			t.Errorf("the manager creating the run's %T %s: %v", obj, obj.GetName(), err)
 		}
+	}
+	// a suite's report ConfigMap: its run label (suite.ReportRunLabel) is no run's
+	suiteReport := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: work, Name: "cmp-report", Labels: map[string]string{
+		naming.LabelRun: suite.ReportRunLabel("cmp"), naming.LabelGeneration: "1", naming.LabelComponent: naming.ComponentReport}}}
+	if err := mgr.Create(ctx, suiteReport, client.DryRunAll); err != nil {
+		t.Errorf("the manager creating a suite's report ConfigMap: %v", err)
 	}
 	barrier := runner.Barrier(o)
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(barrier), barrier); err != nil {
