@@ -56,9 +56,9 @@ func TestShapesRedisComparison(t *testing.T) {
 	md := string(files[ReportMarkdown])
 	for _, want := range []string{
 		"| Variant                |       get |       set |\n",
-		"| redis8                 | 63,328.76 | 11,719.40 |\n", // (63378.76 + 63278.76) / 2
-		"| tair (**1 FAILED**)    | 48,752.89 |  9,053.38 |\n", // its first run only
-		"| valkey9 (**2 FAILED**) |         - |         - |\n", // never silently dropped
+		"| redis8                 | 63,328.76 | 11,719.40 |\n",                                                               // (63378.76 + 63278.76) / 2
+		"| tair (**1 FAILED**)    | 48,752.89 |  9,053.38 |\n",                                                               // its first run only
+		"| valkey9 (**2 FAILED**) |         - |         - |\n",                                                               // never silently dropped
 		"| redis8                 | get      |  9.03 |  8.35 | 12.42 |  25.38 |   40 | 3,825,994 | 0.67 | 543.36 |   8.35 |", // Min, Max: the extremes
 		"| valkey9 (**2 FAILED**) | set      |     - |     - |",
 	} {
