@@ -58,7 +58,7 @@ func (r *BenchmarkSuiteReconciler) finish(ctx context.Context, st *suiteStep) er
 		}
 		st.condition(v1alpha1.ConditionThresholdsMet, status, reason, suite.ThresholdSummary(s.Status.Thresholds))
 	}
-	if err := r.writeReport(ctx, s, table); err != nil {
+	if err := r.writeReport(ctx, s, table, outs); err != nil {
 		return err
 	}
 	switch {
@@ -82,12 +82,13 @@ func verdictText(v v1alpha1.Verdict) string {
 	return string(v)
 }
 
-// writeReport creates or updates the report ConfigMap <suite>-report: report.md, table.json
-// (every row) and cps.svg. It carries the run labels the manager-scope admission policy
+// writeReport creates or updates the report ConfigMap <suite>-report: report.md (with the
+// seed shapes of the children's results outs), table.json (every row), cps.svg and
+// percentiles.svg. It carries the run labels the manager-scope admission policy
 // requires of every ConfigMap the manager writes (run = suite.ReportRunLabel, which no run
 // has; a report written before keeps its label: the policy forbids changing it).
-func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow) error {
-	files, err := suite.ReportFiles(s, table)
+func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow, outs []suite.Outcome) error {
+	files, err := suite.ReportFiles(s, table, outs)
 	if err != nil {
 		return err
 	}

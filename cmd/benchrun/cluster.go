@@ -336,7 +336,7 @@ func clusterHTML(ctx context.Context, k *kube, name, out string, stdout io.Write
 }
 
 // suiteHTML writes the HTML report of a suite from its report ConfigMap (report.md,
-// table.json, cps.svg).
+// table.json, cps.svg, percentiles.svg).
 func suiteHTML(ctx context.Context, k *kube, s *v1alpha1.BenchmarkSuite, out string, stdout io.Writer) error {
 	if s.Status.Report == nil {
 		return fmt.Errorf("BenchmarkSuite %s has no report yet (phase %s, %s child runs ended)", s.Name, dash(string(s.Status.Phase)), dash(s.Status.Progress))

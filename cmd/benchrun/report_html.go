@@ -46,7 +46,7 @@ func writeHTML(path string, stdout io.Writer, title string, files map[string][]b
 }
 
 // writeSuiteHTML renders the self-contained HTML report of a suite's report files
-// (report.md, table.json, cps.svg) into path (stdout when path is "").
+// (report.md, table.json, cps.svg, percentiles.svg) into path (stdout when path is "").
 func writeSuiteHTML(path string, stdout io.Writer, title string, files map[string][]byte) error {
 	page, err := lifecycle.SuiteHTMLReport(title, files)
 	if err != nil {

@@ -217,9 +217,9 @@ func (ls *localSuite) runChild(ctx context.Context, c *suite.Child, sc *v1alpha1
 	return code
 }
 
-// conclude writes the suite's report into the out dir (report.md, table.json, cps.svg and
-// suite.json), prints the combined table and returns the exit code: failed children first
-// (as the operator's ChildFailed), then the verdict.
+// conclude writes the suite's report into the out dir (report.md, table.json, cps.svg,
+// percentiles.svg and suite.json), prints the combined table and returns the exit code:
+// failed children first (as the operator's ChildFailed), then the verdict.
 func (ls *localSuite) conclude(interrupted bool) (int, error) {
 	s, l := ls.s, ls.flags
 	table := suite.Conclude(s, ls.outs)
@@ -230,7 +230,7 @@ func (ls *localSuite) conclude(interrupted bool) (int, error) {
 	}
 	now := metav1.Now()
 	s.Status.CompletionTime = &now
-	files, err := suite.ReportFiles(s, table)
+	files, err := suite.ReportFiles(s, table, ls.outs)
 	if err != nil {
 		return exitFailed, err
 	}
@@ -247,7 +247,7 @@ func (ls *localSuite) conclude(interrupted bool) (int, error) {
 	if err := printSuite(l.stdout, l.output, files); err != nil {
 		return exitFailed, err
 	}
-	_, _ = fmt.Fprintf(l.stderr, "benchrun: suite %s %s in %.0fs: %d child runs, %d failed; verdict %s; wrote report.md, table.json, cps.svg and suite.json in %s\n",
+	_, _ = fmt.Fprintf(l.stderr, "benchrun: suite %s %s in %.0fs: %d child runs, %d failed; verdict %s; wrote report.md, table.json, the charts and suite.json in %s\n",
 		s.Name, s.Status.Phase, time.Since(ls.t0).Seconds(), len(s.Status.Children), failed, verdictOrNone(s.Status.Verdict), l.outDir)
 	switch {
 	case interrupted:
@@ -341,8 +341,8 @@ func engineName(e v1alpha1.RedisEngine) string {
 	return "redis"
 }
 
-// reportSuiteHTML writes the HTML page of a suite's out dir from its report.md, table.json
-// and cps.svg.
+// reportSuiteHTML writes the HTML page of a suite's out dir from its report.md, table.json,
+// cps.svg and percentiles.svg (when there).
 func reportSuiteHTML(dir, title, out string, stdout, stderr io.Writer) int {
 	files := map[string][]byte{}
 	for _, name := range []string{suite.ReportMarkdown, suite.ReportTable, suite.ReportChart} {
@@ -352,6 +352,9 @@ func reportSuiteHTML(dir, title, out string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		files[name] = b
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, suite.ReportPercentiles)); err == nil { // absent when no child has results
+		files[suite.ReportPercentiles] = b
 	}
 	if title == "" {
 		title = "benchrun: " + defaultLabel(dir)

@@ -77,7 +77,8 @@ func TestRunSuiteLocally(t *testing.T) {
 	}
 	checkSuiteTable(t, s.Status.Table)
 	md := c.stdout.String()
-	for _, want := range []string{"| get | plain |  | 2 | 0 |", "| get | io2 |  | 2 | 0 |", "verdict Failed", "`cps >= +1000%`", "cli-suite-io2-r2"} {
+	for _, want := range []string{"| get | plain |  | 2 | 0 |", "| get | io2 |  | 2 | 0 |", "verdict Failed", "`cps >= +1000%`", "cli-suite-io2-r2",
+		"## Seed shapes", "Function Execution Time Statistics:", "| io2     | get      |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
@@ -87,6 +88,9 @@ func TestRunSuiteLocally(t *testing.T) {
 	}
 	if svg, err := os.ReadFile(filepath.Join(out, "cps.svg")); err != nil || xml.Unmarshal(svg, new(struct{})) != nil || !strings.Contains(string(svg), "io2") {
 		t.Errorf("cps.svg: %v, or not SVG naming the variants", err)
+	}
+	if svg, err := os.ReadFile(filepath.Join(out, "percentiles.svg")); err != nil || xml.Unmarshal(svg, new(struct{})) != nil || !strings.Contains(string(svg), "io2 · get") {
+		t.Errorf("percentiles.svg: %v, or not SVG with a curve per variant", err)
 	}
 	r := newCLI(t, nil, "report", "--output", "json", out)
 	if code := r.run(t); code != exitOK {
@@ -110,7 +114,7 @@ func checkSuiteHTML(t *testing.T, out string, rows []v1alpha1.SuiteRow) {
 		t.Fatalf("report --html: exit %d", code)
 	}
 	html := mustRead(t, page)
-	for _, want := range []string{"<h1>BenchmarkSuite cli-suite</h1>", "<td>io2</td>", `data-chart="cps.svg"`} {
+	for _, want := range []string{"<h1>BenchmarkSuite cli-suite</h1>", "<td>io2</td>", `data-chart="cps.svg"`, `data-chart="percentiles.svg"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -151,6 +155,15 @@ func checkSuiteHTML(t *testing.T, out string, rows []v1alpha1.SuiteRow) {
 	}
 	if f := figureRE.FindSubmatch(dom); f == nil || string(f[1]) != "cps.svg" || len(seriesRE.FindAll(f[2], -1)) < 2 {
 		t.Errorf("the page's CPS chart has no bars per variant")
+	}
+	curves := -1
+	for _, f := range figureRE.FindAllSubmatch(dom, -1) {
+		if string(f[1]) == "percentiles.svg" {
+			curves = len(seriesRE.FindAll(f[2], -1))
+		}
+	}
+	if curves < 2 {
+		t.Errorf("the page's percentile chart: %d curves, want one per variant", curves)
 	}
 }
 

@@ -318,13 +318,35 @@ type table struct {
 // the table or carrying HTML: ya's tables never need it.
 var cellEscaper = strings.NewReplacer("|", `\|`, "\n", `\n`, "\r", `\r`, "<", "&lt;")
 
-// write writes the table, ending with a newline.
+// write writes the table, ending with a newline, its cells escaped (cellEscaper).
 func (t *table) write(w *bufio.Writer) {
 	for _, row := range t.rows {
 		for i, c := range row {
 			row[i] = cellEscaper.Replace(stripControl(c))
 		}
 	}
+	t.layout(w)
+}
+
+// WriteMarkdownTable writes a table in the seed tables' "pipe" format (as ya's tables: every
+// column as wide as its widest cell, ":" on the side of the alignment; right says which
+// columns are right-aligned). Headers and cells are written as given: the caller makes every
+// runner- or user-written text safe first (MarkdownText).
+func WriteMarkdownTable(w io.Writer, headers []string, right []bool, rows [][]string) error {
+	bw := bufio.NewWriter(w)
+	(&table{headers: headers, right: right, rows: rows}).layout(bw)
+	return bw.Flush()
+}
+
+// FormatG formats a float as the seed tables do (tabulate's default, Python's "g"): 6
+// significant digits, no trailing zeros.
+func FormatG(v float64) string { return formatG(v) }
+
+// FormatInt formats an integer with thousands separators, like Python's "{:,}".
+func FormatInt(n int64) string { return formatInt(n) }
+
+// layout writes the table's cells as they are, ending with a newline.
+func (t *table) layout(w *bufio.Writer) {
 	widths := make([]int, len(t.headers))
 	for i, h := range t.headers {
 		widths[i] = utf8.RuneCountInString(h)

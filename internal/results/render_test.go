@@ -209,3 +209,17 @@ func TestRenderComparison(t *testing.T) {
 		t.Error("label/summary count mismatch not reported")
 	}
 }
+
+// TestWriteMarkdownTable: the exported pipe-table writer lays out cells as given (the caller
+// escapes them), in the seed tables' widths and alignment.
+func TestWriteMarkdownTable(t *testing.T) {
+	var b strings.Builder
+	err := WriteMarkdownTable(&b, []string{"Variant", "get"}, []bool{false, true}, [][]string{{`a\|b`, FormatThousands(63378.76, 2)}, {"c", "-"}})
+	want := "| Variant |       get |\n|:--------|----------:|\n| a\\|b    | 63,378.76 |\n| c       |         - |\n"
+	if err != nil || b.String() != want {
+		t.Errorf("%v\n%s", err, b.String())
+	}
+	if FormatG(54.80) != "54.8" || FormatInt(3825994) != "3,825,994" {
+		t.Error(FormatG(54.80), FormatInt(3825994))
+	}
+}

@@ -12,9 +12,15 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-// RenderMarkdown writes the suite's report: the children, the combined table (variants as
-// rows per scenario, the seed tables' shape) and the thresholds.
+// RenderMarkdown writes the suite's report from its status: the combined table (variants as
+// rows per scenario), the thresholds and the children. ReportFiles' report.md adds the seed
+// shapes after the combined table (they need the children's results).
 func RenderMarkdown(w io.Writer, s *v1alpha1.BenchmarkSuite) error {
+	return renderMarkdown(w, s, "")
+}
+
+// renderMarkdown is RenderMarkdown with shapes (markdown) after the combined table.
+func renderMarkdown(w io.Writer, s *v1alpha1.BenchmarkSuite, shapes string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# BenchmarkSuite %s\n\n", results.MarkdownText(s.Name))
 	fmt.Fprintf(&b, "Phase %s · %s child runs · reference %s · repeat %d", s.Status.Phase, s.Status.Progress,
@@ -32,6 +38,7 @@ func RenderMarkdown(w io.Writer, s *v1alpha1.BenchmarkSuite) error {
 			failedCell(r.Failed), statCell(r.CPS, r.Runs), deltaCell(r.CPSDeltaPercent), pCell(r),
 			statCell(r.P50, r.Runs), statCell(r.P99, r.Runs), deltaCell(r.P99DeltaPercent), statCell(r.P999, r.Runs), r.Errors)
 	}
+	b.WriteString(shapes)
 	if len(s.Status.Thresholds) > 0 {
 		b.WriteString("\n## Thresholds\n\n| Variant | Scenario | Sweep | Threshold | Observed | Limit | p | Passed | Note |\n|---|---|---|---|---:|---:|---:|---|---|\n")
 		for _, t := range s.Status.Thresholds {

@@ -22,6 +22,9 @@ const (
 	ReportTable = "table.json"
 	// ReportChart is the CPS chart: grouped bars per scenario, one per variant.
 	ReportChart = "cps.svg"
+	// ReportPercentiles is the overlaid percentile curves (PercentileChart), when a child
+	// run has results.
+	ReportPercentiles = "percentiles.svg"
 )
 
 // ReportRunLabel is the bench.benchrun.io/run label value of a suite's report ConfigMap:
@@ -42,11 +45,17 @@ func Conclude(s *v1alpha1.BenchmarkSuite, outs []Outcome) []v1alpha1.SuiteRow {
 	return table
 }
 
-// ReportFiles is the suite's report of a concluded suite: report.md (RenderMarkdown),
-// table.json (every row of table) and cps.svg (CPSChart).
-func ReportFiles(s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow) (map[string][]byte, error) {
+// ReportFiles is the suite's report of a concluded suite (outs: its ended children, as given
+// to Conclude): report.md (RenderMarkdown with the seed shapes after the combined table),
+// table.json (every row of table), cps.svg (CPSChart) and percentiles.svg (PercentileChart,
+// when a child has results).
+func ReportFiles(s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow, outs []Outcome) (map[string][]byte, error) {
+	shapes, err := shapesMarkdown(&s.Spec, outs)
+	if err != nil {
+		return nil, err
+	}
 	var md bytes.Buffer
-	if err := RenderMarkdown(&md, s); err != nil {
+	if err := renderMarkdown(&md, s, shapes); err != nil {
 		return nil, err
 	}
 	tj, err := json.MarshalIndent(table, "", "  ")
@@ -57,7 +66,15 @@ func ReportFiles(s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow) (map[str
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{ReportMarkdown: md.Bytes(), ReportTable: tj, ReportChart: svg}, nil
+	files := map[string][]byte{ReportMarkdown: md.Bytes(), ReportTable: tj, ReportChart: svg}
+	pct, ok, err := PercentileChart(&s.Spec, outs)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		files[ReportPercentiles] = pct
+	}
+	return files, nil
 }
 
 // FailedChildren counts the children that failed.

@@ -25,7 +25,7 @@ func TestConcludeAndReportFiles(t *testing.T) {
 	if got := ThresholdSummary(s.Status.Thresholds); !strings.HasPrefix(got, "2 of 2 thresholds broken, first: b get 'cps >= -5%'") {
 		t.Errorf("summary %q", got)
 	}
-	files, err := ReportFiles(s, table)
+	files, err := ReportFiles(s, table, outs)
 	if err != nil {
 		t.Fatal(err)
 	}
