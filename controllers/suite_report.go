@@ -84,12 +84,15 @@ func verdictText(v v1alpha1.Verdict) string {
 
 // writeReport creates or updates the report ConfigMap <suite>-report: report.md (with the
 // seed shapes of the children's results outs), table.json (every row), cps.svg and
-// percentiles.svg. It carries the run labels the manager-scope admission policy
+// percentiles.svg, fitted to one ConfigMap (suite.FitReport). It carries the run labels the manager-scope admission policy
 // requires of every ConfigMap the manager writes (run = suite.ReportRunLabel, which no run
 // has; a report written before keeps its label: the policy forbids changing it).
 func (r *BenchmarkSuiteReconciler) writeReport(ctx context.Context, s *v1alpha1.BenchmarkSuite, table []v1alpha1.SuiteRow, outs []suite.Outcome) error {
 	files, err := suite.ReportFiles(s, table, outs)
 	if err != nil {
+		return err
+	}
+	if files, err = suite.FitReport(files, table, suite.MaxReportBytes); err != nil {
 		return err
 	}
 	name := naming.Name(s.Name, "report")

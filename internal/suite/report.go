@@ -105,3 +105,62 @@ func ThresholdSummary(ths []v1alpha1.SuiteThresholdResult) string {
 	}
 	return fmt.Sprintf("%d of %d thresholds broken, first: %s", broken, len(ths), first)
 }
+
+// MaxReportBytes bounds a suite's report files together (keys and contents): the operator's
+// report ConfigMap must stay under the API server's 1 MiB object limit with room for its
+// metadata. report.md alone is bounded well below it (at most MaxStatusRows table rows,
+// MaxShapesBytes of seed shapes, MaxSuiteRuns children).
+const MaxReportBytes = 900 << 10
+
+// FitReport keeps a suite's report files within limit bytes: over it, table.json loses its
+// indentation, then the charts are left out, then its rows are cut to those that fit;
+// report.md says what was left out and where to find it. The largest suite the API admits
+// (64 runs of 32 scenarios: 2,048 rows) wrote about 1.1 MiB before, which the API server
+// refuses.
+func FitReport(files map[string][]byte, table []v1alpha1.SuiteRow, limit int) (map[string][]byte, error) {
+	if filesSize(files) <= limit {
+		return files, nil
+	}
+	out := make(map[string][]byte, len(files))
+	for k, v := range files {
+		out[k] = v
+	}
+	tj, err := json.Marshal(table) // lossless first: table.json without indentation
+	if err != nil {
+		return nil, err
+	}
+	out[ReportTable] = tj
+	var notes []string
+	if _, ok := out[ReportChart]; ok && filesSize(out)+256 > limit {
+		delete(out, ReportChart)
+		delete(out, ReportPercentiles)
+		notes = append(notes, "the charts (cps.svg, percentiles.svg) are left out: `benchrun report --html` draws them from the children's results")
+	}
+	for n := len(table); filesSize(out)+256 > limit && n > 0; {
+		n = n * 3 / 4
+		if tj, err = json.Marshal(table[:n]); err != nil {
+			return nil, err
+		}
+		out[ReportTable] = tj
+		if filesSize(out)+256 <= limit {
+			notes = append(notes, fmt.Sprintf("table.json holds the first %d of %d rows", n, len(table)))
+		}
+	}
+	if len(notes) > 0 {
+		out[ReportMarkdown] = append(append([]byte{}, out[ReportMarkdown]...),
+			[]byte("\nToo large for one ConfigMap: "+strings.Join(notes, "; ")+".\n")...)
+	}
+	if n := filesSize(out); n > limit {
+		return nil, fmt.Errorf("suite report of %d KiB without its charts and table.json rows: more than %d KiB", n>>10, limit>>10)
+	}
+	return out, nil
+}
+
+// filesSize is the bytes of files' keys and contents.
+func filesSize(files map[string][]byte) int {
+	n := 0
+	for k, v := range files {
+		n += len(k) + len(v)
+	}
+	return n
+}

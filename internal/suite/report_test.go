@@ -2,6 +2,7 @@ package suite
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,5 +53,70 @@ func TestConcludeBoundsStatus(t *testing.T) {
 	table := Conclude(s, nil)
 	if len(table) != 2*(MaxStatusRows+1) || len(s.Status.Table) != MaxStatusRows {
 		t.Errorf("table %d rows, status %d", len(table), len(s.Status.Table))
+	}
+}
+
+// TestFitReportLargestSuite: the largest suite's report files (2,048 rows) are over one
+// ConfigMap; FitReport compacts table.json, which makes them fit with every row. A small
+// suite's files are kept as they are; TestFitReportCuts covers the lossy steps.
+func TestFitReportLargestSuite(t *testing.T) {
+	s := suiteFromYAML(t, "t", twoVariants)
+	small := []Outcome{{Variant: "a", Repetition: 1, Results: []v1alpha1.ScenarioResult{result("get", "redis.get", 10, 5, lat(1, 1, 1, 1, 1, 1, 1))}}}
+	files, err := ReportFiles(s, Conclude(s, small), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit, err := FitReport(files, Table(&s.Spec, small), MaxReportBytes); err != nil || len(fit) != len(files) || string(fit[ReportMarkdown]) != string(files[ReportMarkdown]) {
+		t.Errorf("a small report changed: %v", err)
+	}
+	outs := largest(s)
+	table := Conclude(s, outs)
+	if files, err = ReportFiles(s, table, outs); err != nil {
+		t.Fatal(err)
+	}
+	before := filesSize(files)
+	fit, err := FitReport(files, table, MaxReportBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []v1alpha1.SuiteRow
+	if err := json.Unmarshal(fit[ReportTable], &rows); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("largest suite: %d rows, %d KiB of report files, %d KiB fitted, table.json %d rows", len(table), before>>10, filesSize(fit)>>10, len(rows))
+	if before <= MaxReportBytes || filesSize(fit) > MaxReportBytes || len(rows) != len(table) {
+		t.Errorf("largest suite: %d → %d bytes, %d rows in table.json, report.md ends %q", before, filesSize(fit), len(rows), tail(fit[ReportMarkdown]))
+	}
+}
+
+// tail is the last 300 bytes of b.
+func tail(b []byte) string { return string(b[max(0, len(b)-300):]) }
+
+// TestFitReportCuts: under a tighter limit FitReport leaves out the charts, then cuts
+// table.json's rows, and report.md says both; under one report.md cannot fit it errs.
+func TestFitReportCuts(t *testing.T) {
+	s := suiteFromYAML(t, "t", twoVariants)
+	outs := largest(s)
+	table := Conclude(s, outs)
+	files, err := ReportFiles(s, table, outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := len(files[ReportMarkdown]) + 64<<10
+	fit, err := FitReport(files, table, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []v1alpha1.SuiteRow
+	if err := json.Unmarshal(fit[ReportTable], &rows); err != nil {
+		t.Fatal(err)
+	}
+	md := string(fit[ReportMarkdown])
+	if filesSize(fit) > limit || fit[ReportChart] != nil || fit[ReportPercentiles] != nil || len(rows) == 0 || len(rows) >= len(table) ||
+		!strings.Contains(md, "Too large for one ConfigMap: the charts") || !strings.Contains(md, fmt.Sprintf("table.json holds the first %d of %d rows", len(rows), len(table))) {
+		t.Errorf("fitted to %d: %d bytes, %d rows, report.md ends %q", limit, filesSize(fit), len(rows), tail(fit[ReportMarkdown]))
+	}
+	if _, err := FitReport(files, table, len(files[ReportMarkdown])/2); err == nil {
+		t.Error("a limit below report.md: no error")
 	}
 }

@@ -136,22 +136,7 @@ func TestShapesEscapedAndBounded(t *testing.T) {
 		t.Errorf("escaping: %v\n%s", err, md)
 	}
 
-	for i := range 31 {
-		sc := s.Spec.Template.Load.Scenarios[0]
-		sc.Name = fmt.Sprintf("scenario-with-a-long-name-%02d", i)
-		s.Spec.Template.Load.Scenarios = append(s.Spec.Template.Load.Scenarios, sc)
-	}
-	s.Spec.Variants = nil
-	outs = nil
-	for i := range 64 {
-		v := fmt.Sprintf("variant-with-a-long-name-%02d", i)
-		s.Spec.Variants = append(s.Spec.Variants, v1alpha1.SuiteVariant{Name: v})
-		o := Outcome{Variant: v}
-		for _, sc := range s.Spec.Template.Load.Scenarios {
-			o.Results = append(o.Results, result(sc.Name, "redis.get", 123456, 12345.67, lat(1.23, 1.1, 2.2, 3.3, 4.4, 0.1, 55.5)))
-		}
-		outs = append(outs, o)
-	}
+	outs = largest(s)
 	md, err = shapesMarkdown(&s.Spec, outs)
 	if err != nil || len(md) > 1024 || !strings.Contains(md, "Left out:") {
 		t.Errorf("bound: %v, %d bytes: %.300s", err, len(md), md)
@@ -167,6 +152,28 @@ func TestShapesEscapedAndBounded(t *testing.T) {
 	if _, ok, err := PercentileChart(&s.Spec, nil); ok || err != nil {
 		t.Errorf("a chart without results: %v", err)
 	}
+}
+
+// largest makes s (one scenario) the largest suite the API admits — 64 variants of one run,
+// 32 scenarios with long names — and returns its outcomes.
+func largest(s *v1alpha1.BenchmarkSuite) []Outcome {
+	for i := range 31 {
+		sc := s.Spec.Template.Load.Scenarios[0]
+		sc.Name = fmt.Sprintf("scenario-with-a-long-name-%02d", i)
+		s.Spec.Template.Load.Scenarios = append(s.Spec.Template.Load.Scenarios, sc)
+	}
+	s.Spec.Variants = nil
+	var outs []Outcome
+	for i := range 64 {
+		v := fmt.Sprintf("variant-with-a-long-name-%02d", i)
+		s.Spec.Variants = append(s.Spec.Variants, v1alpha1.SuiteVariant{Name: v})
+		o := Outcome{Variant: v}
+		for _, sc := range s.Spec.Template.Load.Scenarios {
+			o.Results = append(o.Results, result(sc.Name, "redis.get", 123456, 12345.67, lat(1.23, 1.1, 2.2, 3.3, 4.4, 0.1, 55.5)))
+		}
+		outs = append(outs, o)
+	}
+	return outs
 }
 
 // wellFormed fails unless svg parses as XML with an <svg> root.
