@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/workload"
 )
 
@@ -138,7 +139,7 @@ func paramsRule(ds []workload.Descriptor) string {
 			labels = append(labels, k+" (every type)")
 			continue
 		}
-		conds, names := groupByPrefix(fixed, readers)
+		conds, names := groupByPrefix("self.type", fixed, readers)
 		cond := strings.Join(conds, " || ")
 		if len(conds) > 1 {
 			cond = "(" + cond + ")"
@@ -152,10 +153,10 @@ func paramsRule(ds []workload.Descriptor) string {
 	return marker(rule, msg, "")
 }
 
-// groupByPrefix are the CEL tests and the message's names of readers (types of ds): a
+// groupByPrefix are the CEL tests of v and the message's names of readers (types of ds): a
 // prefix such as hetu. when every type of ds with it (two or more) is a reader, then the
 // other readers.
-func groupByPrefix(ds []workload.Descriptor, readers []string) (conds, names []string) {
+func groupByPrefix(v string, ds []workload.Descriptor, readers []string) (conds, names []string) {
 	var prefixes []string
 	for _, d := range ds {
 		p, _, ok := strings.Cut(string(d.Type), ".")
@@ -169,25 +170,59 @@ func groupByPrefix(ds []workload.Descriptor, readers []string) (conds, names []s
 		if len(all) < 2 || slices.ContainsFunc(all, func(t string) bool { return !slices.Contains(readers, t) }) {
 			continue
 		}
-		conds = append(conds, fmt.Sprintf("self.type.startsWith('%s')", p))
+		conds = append(conds, fmt.Sprintf("%s.startsWith('%s')", v, p))
 		names = append(names, p+"*")
 		rest = slices.DeleteFunc(rest, func(t string) bool { return strings.HasPrefix(t, p) })
 	}
 	if len(rest) > 0 {
-		conds = append(conds, typeIs("self.type", rest))
+		conds = append(conds, typeIs(v, rest))
 		names = append(names, rest...)
 	}
 	return conds, names
 }
 
-// targetRules are the rules of a BenchmarkRun spec on the targets of the types with a Server
-// (the hetu.* and redis.* types have hand-written prefix rules in benchmarkrun_types.go):
-// each needs a custom target (when Custom) or an external one of its kinds; then the rule
-// on which types a custom target runs.
-func targetRules(ds []workload.Descriptor) ([]string, error) {
+// addressRules are the rules of a BenchmarkRun spec on the targets of the types without a
+// Server, by the address they connect to: the HeTu ones need a HeTu target (or an external
+// hetu), the Redis ones a Redis endpoint (any target but an external one of another kind).
+func addressRules(ds []workload.Descriptor) []string {
 	var out []string
+	for _, a := range []workload.Address{workload.AddressHeTu, workload.AddressRedis} {
+		types := typesWhere(ds, func(d workload.Descriptor) bool { return d.Server == "" && d.Address == a })
+		if len(types) == 0 {
+			continue
+		}
+		conds, names := groupByPrefix("s.type", ds, types)
+		not := "!" + conds[0]
+		if len(conds) > 1 {
+			not = "!(" + strings.Join(conds, " || ") + ")"
+		}
+		if a == workload.AddressHeTu {
+			out = append(out, marker(fmt.Sprintf("self.load.scenarios.all(s, !has(s.type) || %s || has(self.target.hetu) || (has(self.target.external) && has(self.target.external.kind) && self.target.external.kind == 'hetu'))", not),
+				fmt.Sprintf("scenarios of type %s need a HeTu target: set spec.target.hetu, or spec.target.external with kind: hetu", english(names, "and")), ""))
+			continue
+		}
+		var others []string
+		for _, k := range v1alpha1.ExternalKinds() {
+			if k != v1alpha1.ExternalRedis {
+				others = append(others, string(k))
+			}
+		}
+		out = append(out, marker(fmt.Sprintf("self.load.scenarios.all(s, !has(s.type) || %s || !has(self.target.external) || !has(self.target.external.kind) || self.target.external.kind == 'redis')", not),
+			fmt.Sprintf("scenarios of type %s need a Redis endpoint: an external target of kind %s has none (use kind: redis, or a redis or hetu target)", english(names, "and"), english(others, "or")), ""))
+	}
+	return out
+}
+
+// targetRules are the rules of a BenchmarkRun spec on each type's target: addressRules, then
+// for each type with a Server, a custom target (when Custom) or an external one of its
+// kinds; then the rule on which types a custom target runs.
+func targetRules(ds []workload.Descriptor) ([]string, error) {
+	out := addressRules(ds)
 	for _, d := range ds {
 		if d.Server == "" {
+			if d.External != nil && d.Address != workload.AddressHeTu && d.Address != workload.AddressRedis {
+				return nil, fmt.Errorf("type %s: external kinds %v but no Server for the CRD's message", d.Type, d.External)
+			}
 			continue
 		}
 		if len(d.External) == 0 {

@@ -67,6 +67,18 @@ func TestNewTypeFoo(t *testing.T) {
 	if _, err := Blocks(append(workload.All(), workload.Descriptor{Type: "bar"})); err == nil || !strings.Contains(err.Error(), "Closed") {
 		t.Errorf("a type without the open model and without a Closed reason: %v", err)
 	}
+	if _, err := Blocks(append(workload.All(), workload.Descriptor{Type: "bar", OpenModel: true, External: []v1alpha1.ExternalKind{"bar"}})); err == nil || !strings.Contains(err.Error(), "Server") {
+		t.Errorf("a type with an external kind of its own and no Server: %v", err)
+	}
+	redis2 := workload.Descriptor{Type: "ycsb2", OpenModel: true, Address: workload.AddressRedis}
+	blocks, err = Blocks(append(workload.All(), redis2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(blocks["targets"], "\n"); !strings.Contains(got, "!(s.type.startsWith('redis.') || s.type in ['ycsb', 'ycsb2'])") ||
+		!strings.Contains(got, "scenarios of type redis.*, ycsb and ycsb2 need a Redis endpoint") {
+		t.Errorf("a new type on the Redis address is not in the Redis endpoint rule:\n%s", got)
+	}
 }
 
 // TestRewriteErrors: an unknown block and a block without its end line are errors.
