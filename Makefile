@@ -39,7 +39,8 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and deepcopy code from the Go types.
+manifests: $(CONTROLLER_GEN) ## Generate the CEL type lists (hack/workload-cel), the CRD, RBAC and deepcopy code from the Go types.
+	go run ./hack/workload-cel
 	$(CONTROLLER_GEN) object paths="./api/..."
 	$(CONTROLLER_GEN) rbac:roleName=manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac

@@ -3,8 +3,8 @@
 // keys) and how long a scenario lasts. The plan (runner schedule), lifecycle (run timeout,
 // fault due times), `benchrun run` and the validator's tests read it, so a rule cannot drift
 // from the code that runs the scenario. The CRD's CEL rules cannot call Go: they repeat these
-// facts, and drift tests (workload_test.go, internal/validation's length tests) hold them
-// equal.
+// facts: hack/workload-cel generates their lists of types from the descriptors (package
+// celgen), and internal/validation's tests check what admission then accepts.
 package workload
 
 import (
@@ -27,10 +27,15 @@ type Descriptor struct {
 	BodySize bool
 	// OpenModel tells whether arrival (the open model) applies.
 	OpenModel bool
+	// Closed is why arrival does not apply (a type without OpenModel), in the CRD's message.
+	Closed string
 	// Custom tells whether it runs against a custom target.
 	Custom bool
 	// External are the external target kinds it runs against (nil: any).
 	External []v1alpha1.ExternalKind
+	// Server is what its scenarios connect to, in the CRD's message when the target has none
+	// (a type outside the hetu.* and redis.* target rules): "a gRPC server".
+	Server string
 	// Params are the params keys it reads (nil with FreeParams).
 	Params []string
 	// FreeParams: any params key is passed on (type script).
@@ -154,19 +159,20 @@ var redisKinds = []v1alpha1.ExternalKind{v1alpha1.ExternalRedis}
 var descriptors = []Descriptor{
 	hetu(v1alpha1.ScenarioHeTuHelloWorld), hetu(v1alpha1.ScenarioHeTuGet), hetu(v1alpha1.ScenarioHeTuGetThenUpdate),
 	hetu(v1alpha1.ScenarioHeTuGet2Update2), hetu(v1alpha1.ScenarioHeTuCall),
-	redis(v1alpha1.ScenarioRedisUpsert, false, false, "batch", "prefill", "serverCounts"),
+	redis(v1alpha1.ScenarioRedisUpsert, false, false, "batch", "prefill", "serverCounts").closed("a closed loop only"),
 	redis(v1alpha1.ScenarioRedisGet, true, true, "batch", "prefill", "serverCounts"),
 	redis(v1alpha1.ScenarioRedisSet, true, true, "batch", "serverCounts"),
 	redis(v1alpha1.ScenarioRedisPing, false, true, "batch", "serverCounts"),
 	redis(v1alpha1.ScenarioRedisCommand, false, true, "batch", "serverCounts"),
 	redis(v1alpha1.ScenarioYCSB, true, true, "batch", "serverCounts"),
-	{Type: v1alpha1.ScenarioScript, BodySize: true, Custom: true, FreeParams: true, Address: AddressAny, Iterations: true},
+	{Type: v1alpha1.ScenarioScript, BodySize: true, Custom: true, FreeParams: true, Address: AddressAny, Iterations: true,
+		Closed: "a script's function times its own calls, so they cannot be corrected for coordinated omission"},
 	{Type: v1alpha1.ScenarioTCPEcho, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalTCP},
-		Params: []string{"batch"}, Address: AddressTCP, Echo: true},
+		Server: "a TCP echo server", Params: []string{"batch"}, Address: AddressTCP, Echo: true},
 	{Type: v1alpha1.ScenarioHTTP, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalHTTP},
-		Params: []string{"batch"}, Address: AddressHTTP, Protocol: ProtocolHTTP},
+		Server: "an HTTP server", Params: []string{"batch"}, Address: AddressHTTP, Protocol: ProtocolHTTP},
 	{Type: v1alpha1.ScenarioGRPC, BodySize: true, OpenModel: true, Custom: true, External: []v1alpha1.ExternalKind{v1alpha1.ExternalGRPC},
-		Params: []string{"batch"}, Address: AddressGRPC, Protocol: ProtocolGRPC},
+		Server: "a gRPC server", Params: []string{"batch"}, Address: AddressGRPC, Protocol: ProtocolGRPC},
 }
 
 // hetu is the descriptor of a hetu.* type.
@@ -179,6 +185,12 @@ func hetu(t v1alpha1.ScenarioType) Descriptor {
 func redis(t v1alpha1.ScenarioType, bodySize, open bool, params ...string) Descriptor {
 	return Descriptor{Type: t, BodySize: bodySize, OpenModel: open, External: redisKinds, Params: params,
 		Address: AddressRedis, Protocol: ProtocolRedis}
+}
+
+// closed is d with arrival not applying, for reason why.
+func (d Descriptor) closed(why string) Descriptor {
+	d.OpenModel, d.Closed = false, why
+	return d
 }
 
 // All are the descriptors of every built-in scenario type.
