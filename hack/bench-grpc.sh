@@ -30,5 +30,5 @@ export default function () {
 }
 JS
 k6_vs_stock "$GW" "http://127.0.0.1:$SPORT/stats" grpcCalls "k6 stock k6/net/grpc|benchrun k6 grpc|calls/s" 0 \
-  '{"scenarios":[{"name":"echo","type":"grpc","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'"$VUS"',"keySpace":1,"bodySize":1024,"grpc":{"method":"benchrun.echo.v1.Echo/Echo","bodyField":"payload"}}],"graceMs":1000}' \
+  '{"scenarios":[{"name":"echo","type":"grpc","address":"grpc","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'"$VUS"',"keySpace":1,"bodySize":1024,"grpc":{"method":"benchrun.echo.v1.Echo/Echo","bodyField":"payload"}}],"graceMs":1000}' \
   '{"grpc":{"addrs":["127.0.0.1:'"$GPORT"'"]}}'

@@ -33,10 +33,10 @@ go build -o "$WORK/benchrun" "$ROOT/cmd/benchrun"
 run_open() {
   local ms=$(($3 * 1000))
   local plan
-  plan=$(printf '{"scenarios":[{"name":"%s","type":"redis.get","startMs":0,"durationMs":%d,"vus":1,"keySpace":10000,"params":{"serverCounts":"false","prefill":"false"},"arrival":{"segments":[{"from":%s,"to":%s,"durationMs":%d}],"maxVUs":%d}}],"graceMs":2000}' \
+  plan=$(printf '{"scenarios":[{"name":"%s","type":"redis.get","address":"redis","startMs":0,"durationMs":%d,"vus":1,"keySpace":10000,"params":{"serverCounts":"false","prefill":"false"},"arrival":{"segments":[{"from":%s,"to":%s,"durationMs":%d}],"maxVUs":%d}}],"graceMs":2000}' \
     "$1" "$ms" "$2" "$2" "$ms" "$MAX_VUS")
   if [[ ${4:-} == closed ]]; then
-    plan=$(printf '{"scenarios":[{"name":"%s","type":"redis.get","startMs":0,"durationMs":%d,"vus":8,"keySpace":10000,"params":{"serverCounts":"false","prefill":"false"}}],"graceMs":2000}' "$1" "$ms")
+    plan=$(printf '{"scenarios":[{"name":"%s","type":"redis.get","address":"redis","startMs":0,"durationMs":%d,"vus":8,"keySpace":10000,"params":{"serverCounts":"false","prefill":"false"}}],"graceMs":2000}' "$1" "$ms")
   fi
   redis-cli -p "$PORT" config resetstat >/dev/null
   BENCHRUN_PLAN=$plan BENCHRUN_TARGET="{\"redis\":{\"addrs\":[\"127.0.0.1:$PORT\"]}}" BENCHRUN_RUNNER=bench \

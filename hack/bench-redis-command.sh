@@ -37,7 +37,7 @@ run_rb() {
   echo "$rate"
 }
 
-PLAN=$(printf '{"scenarios":[{"name":"hset","type":"redis.command","startMs":0,"durationMs":120000,"vus":%d,"keySpace":100000,"requests":%d,"command":["HSET","key:__rand_int__","f","__data__"],"dataSize":%d,"params":{"serverCounts":"false"}}],"graceMs":1000}' "$CONNS" "$REQUESTS" "$SIZE")
+PLAN=$(printf '{"scenarios":[{"name":"hset","type":"redis.command","address":"redis","startMs":0,"durationMs":120000,"vus":%d,"keySpace":100000,"requests":%d,"command":["HSET","key:__rand_int__","f","__data__"],"dataSize":%d,"params":{"serverCounts":"false"}}],"graceMs":1000}' "$CONNS" "$REQUESTS" "$SIZE")
 run_k6() {
   redis-cli -p "$PORT" config resetstat >/dev/null
   BENCHRUN_PLAN=$PLAN BENCHRUN_TARGET="{\"redis\":{\"addrs\":[\"127.0.0.1:$PORT\"]}}" BENCHRUN_RUNNER=bench \

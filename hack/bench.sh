@@ -27,12 +27,13 @@
 #      5.6 M empty scenarios (refused while read) vs an honest document of the same gzip size
 #  15. Suite verdicts under noise (hack/suite-noise): NOISE_PAIRS same-vs-same suites (2 identical
 #      variants × NOISE_REPEAT interleaved 1 s k6 runs each, separate k6 processes, local
-#      redis-server) judged by internal/suite (Mann–Whitney U, `cps >= -5%` with significance):
-#      how many show no significant difference; and one suite whose b runs against a server
-#      paused 1 ms of every 10 ms (CLIENT PAUSE, hz 500; measured Δ printed): flagged or not, with p
+#      redis-server) judged by internal/suite (`cps >= -5%` with significance: the paired t-test
+#      on each repetition's log ratio): how many show no significant difference; and NOISE_SLOW
+#      suites whose b runs against a server paused 1 ms of every 16 ms (CLIENT PAUSE, hz 500;
+#      measured Δ printed): how many are flagged
 #
 # Env: CONNS (50), SECONDS (5), HETU_CONNS (16), HETU_SECONDS (8), ECHO_CONNS (16), HTTP_VUS (16), ROUNDS (3),
-# SCALE_RUNS (1000), GRPC_VUS (16), NOISE_PAIRS (20), NOISE_REPEAT (4), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
+# SCALE_RUNS (1000), GRPC_VUS (16), NOISE_PAIRS (20), NOISE_SLOW (5), NOISE_REPEAT (4), KUBEBUILDER_ASSETS (default: the Makefile's envtest-assets directory).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -76,7 +77,7 @@ hr "6. TCP echo: benchrun k6 tcp.echo vs a plain Go client loop (${ECHO_CONNS:=1
   for r in $(seq "$ROUNDS"); do
     go_r+=("$("$EW/echo-client" -addr "127.0.0.1:$EPORT" -conns "$ECHO_CONNS" -size 1000 -seconds "$SECS" |
       python3 -c 'import json,sys; print(round(json.load(sys.stdin)["callsPerSec"], 1))')")
-    BENCHRUN_PLAN='{"scenarios":[{"name":"echo","type":"tcp.echo","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$ECHO_CONNS',"keySpace":1,"bodySize":1000}],"graceMs":1000}' \
+    BENCHRUN_PLAN='{"scenarios":[{"name":"echo","type":"tcp.echo","address":"tcp","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'$ECHO_CONNS',"keySpace":1,"bodySize":1000}],"graceMs":1000}' \
       BENCHRUN_TARGET='{"tcp":{"addrs":["127.0.0.1:'$EPORT'"]}}' \
       "$K6" run -q --summary-mode disabled --out "benchrun=$EW/echo-$r.json" scripts/k6/benchrun.js >/dev/null
     k6_r+=("$(k6_rate "$EW/echo-$r.json")")
@@ -107,7 +108,7 @@ export const options = { vus: $HTTP_VUS, duration: '${SECS}s' };
 export default function () { http.get('http://127.0.0.1:$HPORT/'); }
 JS
   k6_vs_stock "$HW" "http://127.0.0.1:$HPORT/stats" httpRequests "k6 stock k6/http|benchrun k6 http|requests/s" 1 \
-    '{"scenarios":[{"name":"get","type":"http","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'"$HTTP_VUS"',"keySpace":1,"http":{"method":"GET","path":"/","keepAlive":true,"protocol":"http1.1"}}],"graceMs":1000}' \
+    '{"scenarios":[{"name":"get","type":"http","address":"http","startMs":0,"durationMs":'$((SECS * 1000))',"vus":'"$HTTP_VUS"',"keySpace":1,"http":{"method":"GET","path":"/","keepAlive":true,"protocol":"http1.1"}}],"graceMs":1000}' \
     '{"http":{"addrs":["127.0.0.1:'"$HPORT"'"]}}'
 )
 
@@ -153,5 +154,5 @@ hr "15. Suite verdicts under noise: ${NOISE_PAIRS:-20} same-vs-same suites and o
   go build -o "$WORK/suite-noise" ./hack/suite-noise
   redis-cli -p "$PORT" config set hz 500 >/dev/null # CLIENT PAUSE ends in the cron: within 2 ms
   "$WORK/suite-noise" -k6 "$K6" -script "$ROOT/scripts/k6/benchrun.js" -redis "127.0.0.1:$PORT" \
-    -pairs "${NOISE_PAIRS:-20}" -repeat "${NOISE_REPEAT:-4}" -pause-ms 1 -work "$WORK" | grep -E '^(same-vs-same:|slowdown|run-to-run)'
+    -pairs "${NOISE_PAIRS:-20}" -slow "${NOISE_SLOW:-5}" -repeat "${NOISE_REPEAT:-4}" -pause-ms 1 -pause-every 16 -work "$WORK" | grep -E '^(same-vs-same:|slowdown|run-to-run)'
 )

@@ -244,9 +244,10 @@ type SuiteThreshold struct {
 	Expr string `json:"expr"`
 
 	// Significance makes a broken relative threshold fail only when the difference from the
-	// reference is statistically significant (Mann–Whitney U on the per-run figures,
-	// two-sided, p < 0.05; needs repeat ≥ 4 to ever be significant): inside the noise it is
-	// "no significant difference" and passes.
+	// reference is statistically significant (two-sided, p < 0.05): a paired t-test on the log
+	// ratios of the runs of each repetition (interleaved, so drift hits both alike) when every
+	// successful run has its pair, else Mann–Whitney U on the per-run figures (needs 4 runs a
+	// side to ever be significant); inside the noise it is "no significant difference" and passes.
 	// +optional
 	Significance bool `json:"significance,omitempty"`
 }
@@ -343,7 +344,8 @@ type SuiteThresholdResult struct {
 	// Limit is the absolute limit compared with (a relative one computed from the reference's mean).
 	// +optional
 	Limit float64 `json:"limit"`
-	// PValue is the Mann–Whitney U p-value against the reference (significance thresholds).
+	// PValue is the p-value against the reference (significance thresholds): paired t-test on
+	// the log ratios per repetition, else Mann–Whitney U (the message names the test).
 	// +optional
 	PValue *float64 `json:"pValue,omitempty"`
 	// Passed tells whether the threshold held (or was broken inside the noise with significance).
@@ -384,8 +386,9 @@ type SuiteRow struct {
 	// P99DeltaPercent is the mean p99 against the reference's, in %.
 	// +optional
 	P99DeltaPercent *float64 `json:"p99DeltaPercent,omitempty"`
-	// CPSPValue is the two-sided Mann–Whitney U p-value of the CPS against the reference's
-	// per-run CPS (unset for the reference or with fewer than 2 runs on a side).
+	// CPSPValue is the two-sided p-value of the CPS against the reference's per-run CPS: the
+	// paired t-test on log ratios when every successful run of both has its repetition's pair
+	// (2 or more), else Mann–Whitney U (unset for the reference or with fewer than 2 runs a side).
 	// +optional
 	CPSPValue *float64 `json:"cpsPValue,omitempty"`
 	// Significant is true when CPSPValue < 0.05.

@@ -2,15 +2,15 @@
 // bench): real k6 (bin/k6, scripts/k6/benchrun.js, redis.get) against a real local
 // redis-server, each run a separate k6 process as each child run of a suite is. It runs
 // PAIRS same-vs-same suites (variants a and b identical, REPEAT runs each, interleaved
-// a b a b ...) and one suite whose b runs against a really slowed server: with -pause-ms, a
+// a b a b ...) and SLOW suites whose b runs against a really slowed server: with -pause-ms, a
 // side connection sends CLIENT PAUSE <ms> every 10 ms while b's runs load, so the server
 // answers no client for part of the time (Redis ends a pause in its cron: the bench sets hz
 // 500 so pauses end within 2 ms; the measured Δ is printed, about -30 % for 1 ms here).
 // Without -pause-ms b gets 4 VUs instead of 5 (on this CPU-starved machine that cut calls/s
-// by only 3 %, so the bench uses the pause). Each suite's
-// per-run CPS go through
-// internal/suite (Table, Evaluate with `cps >= -5%` and significance: Mann–Whitney U),
-// exactly as the suite controller judges children's status.results.
+// by only 3 %, so the bench uses the pause). Each suite's per-run CPS go through
+// internal/suite (Table, Evaluate with `cps >= -5%` and significance: the paired t-test on
+// the log ratios of each repetition), exactly as the suite controller judges children's
+// status.results.
 package main
 
 import (
@@ -33,51 +33,81 @@ func main() {
 	script := flag.String("script", "scripts/k6/benchrun.js", "the load script")
 	addr := flag.String("redis", "127.0.0.1:6379", "redis-server address")
 	pairs := flag.Int("pairs", 20, "same-vs-same suites")
+	slows := flag.Int("slow", 5, "suites whose b is really slowed")
 	repeat := flag.Int("repeat", 4, "runs per variant per suite")
 	vus := flag.Int("vus", 5, "k6 virtual users (the slowed variant has 4/5 of them)")
 	work := flag.String("work", os.TempDir(), "directory for the result documents")
-	pauseMs := flag.Int("pause-ms", 0, "slow b by CLIENT PAUSE of this many ms every 10 ms instead of fewer VUs (set the server's hz to 500 so pauses end on time)")
+	pauseMs := flag.Int("pause-ms", 0, "slow b by CLIENT PAUSE of this many ms every -pause-every ms instead of fewer VUs (set the server's hz to 500 so pauses end on time)")
+	every := flag.Int("pause-every", 10, "with -pause-ms: ms between the pauses")
 	flag.Parse()
-	r := &runner{k6: *k6, script: *script, addr: *addr, vus: *vus, work: *work, pauseMs: *pauseMs}
+	r := &runner{k6: *k6, script: *script, addr: *addr, vus: *vus, work: *work, pauseMs: *pauseMs, everyMs: *every}
 	spec := suiteSpec(*repeat)
-	same := 0
+	var same, mwSame tally
 	var all []float64
 	for i := range *pairs {
-		outs, err := r.suite(*repeat, false)
-		if err != nil {
-			fail(err)
-		}
-		rows := suite.Table(&spec, outs)
-		v, _ := suite.Evaluate(&spec, outs)
-		if !rows[1].Significant && v == v1alpha1.VerdictPassed {
-			same++
-		}
+		rows, v, _, outs := r.judge(&spec, *repeat, false)
+		same.add(!rows[1].Significant && v == v1alpha1.VerdictPassed)
+		mwSame.add(!significantUnpaired(&spec, outs))
 		all = append(all, figures(outs)...)
 		fmt.Printf("same-vs-same %2d: a %.0f ± %.0f, b %.0f ± %.0f calls/s, Δ %+.2f%%, p=%.3f, verdict %s\n", i+1,
 			rows[0].CPS.Mean, half(rows[0].CPS), rows[1].CPS.Mean, half(rows[1].CPS), deref(rows[1].CPSDeltaPercent), deref(rows[1].CPSPValue), v)
 	}
-	spread := suite.Describe(all)
-	outs, err := r.suite(*repeat, true)
+	how := fmt.Sprintf("%d VUs", r.slowVUs())
+	if r.pauseMs > 0 {
+		how = fmt.Sprintf("CLIENT PAUSE %d ms every %d ms", r.pauseMs, r.everyMs)
+	}
+	var flagged, mwFlagged tally
+	var deltas []float64
+	for i := range *slows {
+		rows, v, ths, outs := r.judge(&spec, *repeat, true)
+		flagged.add(rows[1].Significant && v == v1alpha1.VerdictFailed)
+		mwFlagged.add(significantUnpaired(&spec, outs))
+		deltas = append(deltas, deref(rows[1].CPSDeltaPercent))
+		fmt.Printf("slowdown %d: a (%d VUs) %.0f ± %.0f, b (%s) %.0f ± %.0f calls/s, Δ %+.2f%%, p=%.4f; threshold %s passed=%v %s\n", i+1,
+			r.vus, rows[0].CPS.Mean, half(rows[0].CPS), how, rows[1].CPS.Mean, half(rows[1].CPS), deref(rows[1].CPSDeltaPercent), deref(rows[1].CPSPValue), ths[0].Expr, ths[0].Passed, ths[0].Message)
+	}
+	if len(all) > 1 {
+		spread := suite.Describe(all)
+		fmt.Printf("run-to-run spread of the same-vs-same runs: CV %.1f %% (%d runs of 1 s, %d VUs)\n", 100*spread.SD/spread.Mean, len(all), *vus)
+	}
+	fmt.Printf("same-vs-same: %s no significant difference; slowdown: %s flagged (measured Δ mean %+.1f%%); baseline, Mann–Whitney U on the same runs unpaired: %s and %s\n",
+		same, flagged, suite.Describe(deltas).Mean, mwSame, mwFlagged)
+}
+
+// tally counts suites: how many of how many met a condition.
+type tally struct{ hits, n int }
+
+// add counts one suite.
+func (t *tally) add(hit bool) {
+	t.n++
+	if hit {
+		t.hits++
+	}
+}
+
+// String is "hits/n".
+func (t tally) String() string { return fmt.Sprintf("%d/%d", t.hits, t.n) }
+
+// significantUnpaired judges the suite's runs as before pairing (the baseline): each run its
+// own repetition, so internal/suite falls back to Mann–Whitney U; it tells whether the
+// threshold failed as significant.
+func significantUnpaired(spec *v1alpha1.BenchmarkSuiteSpec, outs []suite.Outcome) bool {
+	unpaired := append([]suite.Outcome(nil), outs...)
+	for i := range unpaired {
+		unpaired[i].Repetition = int32(i + 1)
+	}
+	v, _ := suite.Evaluate(spec, unpaired)
+	return suite.Table(spec, unpaired)[1].Significant && v == v1alpha1.VerdictFailed
+}
+
+// judge runs one suite (slow: b really slowed) and judges it as the suite controller does.
+func (r *runner) judge(spec *v1alpha1.BenchmarkSuiteSpec, repeat int, slow bool) ([]v1alpha1.SuiteRow, v1alpha1.Verdict, []v1alpha1.SuiteThresholdResult, []suite.Outcome) {
+	outs, err := r.suite(repeat, slow)
 	if err != nil {
 		fail(err)
 	}
-	rows := suite.Table(&spec, outs)
-	v, ths := suite.Evaluate(&spec, outs)
-	flagged := "NOT flagged"
-	if rows[1].Significant && v == v1alpha1.VerdictFailed {
-		flagged = "flagged"
-	}
-	how := fmt.Sprintf("%d VUs", r.slowVUs())
-	if r.pauseMs > 0 {
-		how = fmt.Sprintf("CLIENT PAUSE %d ms every 10 ms", r.pauseMs)
-	}
-	fmt.Printf("slowdown suite: a (%d VUs) %.0f ± %.0f, b (%s) %.0f ± %.0f calls/s, Δ %+.2f%%; threshold %s passed=%v %s\n",
-		r.vus, rows[0].CPS.Mean, half(rows[0].CPS), how, rows[1].CPS.Mean, half(rows[1].CPS), deref(rows[1].CPSDeltaPercent), ths[0].Expr, ths[0].Passed, ths[0].Message)
-	if len(all) > 1 {
-		fmt.Printf("run-to-run spread of the same-vs-same runs: CV %.1f %% (%d runs of 1 s, %d VUs)\n", 100*spread.SD/spread.Mean, len(all), *vus)
-	}
-	fmt.Printf("same-vs-same: %d/%d no significant difference; slowdown: %s (p=%.4f, measured Δ %+.1f%%)\n",
-		same, *pairs, flagged, deref(rows[1].CPSPValue), deref(rows[1].CPSDeltaPercent))
+	v, ths := suite.Evaluate(spec, outs)
+	return suite.Table(spec, outs), v, ths, outs
 }
 
 // suiteSpec is the judged suite: variants a (reference) and b, one get scenario, b's CPS
@@ -92,8 +122,8 @@ func suiteSpec(repeat int) v1alpha1.BenchmarkSuiteSpec {
 
 // runner runs one k6 process per run.
 type runner struct {
-	k6, script, addr, work string
-	vus, n, pauseMs        int
+	k6, script, addr, work   string
+	vus, n, pauseMs, everyMs int
 }
 
 // slowVUs is the slowed variant's virtual users: 4/5 of the others' (at least 1), or all of
@@ -114,7 +144,7 @@ func (r *runner) suite(repeat int, slow bool) ([]suite.Outcome, error) {
 			if slow && variant == "b" {
 				vus = r.slowVUs()
 				if r.pauseMs > 0 {
-					stop = pauser(r.addr, r.pauseMs)
+					stop = pauser(r.addr, r.pauseMs, r.everyMs)
 				}
 			}
 			cps, err := r.run(vus)
@@ -136,7 +166,7 @@ func (r *runner) run(vus int) (float64, error) {
 	defer func() { _ = os.Remove(doc) }()
 	cmd := exec.Command(r.k6, "run", "-q", "--summary-mode", "disabled", "--out", "benchrun="+doc, r.script)
 	cmd.Env = append(os.Environ(),
-		fmt.Sprintf(`BENCHRUN_PLAN={"scenarios":[{"name":"get","type":"redis.get","startMs":0,"durationMs":1000,"vus":%d,"keySpace":1000}],"graceMs":1000}`, vus),
+		fmt.Sprintf(`BENCHRUN_PLAN={"scenarios":[{"name":"get","type":"redis.get","address":"redis","startMs":0,"durationMs":1000,"vus":%d,"keySpace":1000}],"graceMs":1000}`, vus),
 		fmt.Sprintf(`BENCHRUN_TARGET={"redis":{"addrs":[%q]}}`, r.addr), "BENCHRUN_RUNNER=bench")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("k6: %w: %s", err, out)
@@ -159,10 +189,10 @@ func (r *runner) run(vus int) (float64, error) {
 	return float64(s.Calls) / s.LastEnd.Sub(s.FirstStart).Seconds(), nil
 }
 
-// pauser sends CLIENT PAUSE ms every 10 ms on its own connection until stopped: the server
-// answers no client for ms of every 10 ms (pauses end in the server's cron: hz 500 ends them
+// pauser sends CLIENT PAUSE ms every `every` ms on its own connection until stopped: the
+// server answers no client for ms of every `every` ms (pauses end in the server's cron: hz 500 ends them
 // within 2 ms).
-func pauser(addr string, ms int) (stop func()) {
+func pauser(addr string, ms, every int) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -172,7 +202,7 @@ func pauser(addr string, ms int) (stop func()) {
 		}
 		defer func() { _ = c.Close() }()
 		rd := bufio.NewReader(c)
-		t := time.NewTicker(10 * time.Millisecond)
+		t := time.NewTicker(time.Duration(every) * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {

@@ -29,7 +29,7 @@ func renderMarkdown(w io.Writer, s *v1alpha1.BenchmarkSuite, shapes string) erro
 		fmt.Fprintf(&b, " · verdict %s", s.Status.Verdict)
 	}
 	b.WriteString("\n\n## Combined table\n\n")
-	b.WriteString("Figures are the mean over the successful repetitions; ± is the 95 % confidence interval's half-width (Student's t); p is the two-sided Mann–Whitney U p-value of the per-run CPS against the reference.\n\n")
+	b.WriteString("Figures are the mean over the successful repetitions; ± is the 95 % confidence interval's half-width (Student's t); p is the two-sided p-value of the per-run CPS against the reference: a paired t-test on the log ratios of each repetition's runs when every run has its pair, else Mann–Whitney U.\n\n")
 	b.WriteString("| Scenario | Variant | Sweep | Runs | Failed | CPS | ΔCPS | p | p50 ms | p99 ms | Δp99 | p999 ms | Errors |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range s.Status.Table {

@@ -187,3 +187,69 @@ func normalP(n1, n2 int, u float64, ranks []float64) float64 {
 	}
 	return math.Min(1, math.Erfc(z/math.Sqrt2))
 }
+
+// StudentP is the two-sided p-value of Student's t statistic t with df degrees of freedom
+// (df ≥ 1), from the closed forms for integer df (Abramowitz & Stegun 26.7.3–4): with
+// θ = atan(|t|/√df), A = sin θ · Σ over even df and (2/π)(θ + sin θ cos θ · Σ) over odd df.
+func StudentP(t float64, df int) float64 {
+	if df < 1 || math.IsNaN(t) {
+		return math.NaN()
+	}
+	if math.IsInf(t, 0) {
+		return 0
+	}
+	theta := math.Atan(math.Abs(t) / math.Sqrt(float64(df)))
+	s, c2 := math.Sin(theta), math.Cos(theta)*math.Cos(theta)
+	var a float64
+	if df%2 == 0 {
+		term, sum := 1.0, 1.0
+		for k := 2; k <= df-2; k += 2 {
+			term *= c2 * float64(k-1) / float64(k)
+			sum += term
+		}
+		a = s * sum
+	} else {
+		sum := 0.0
+		if df > 1 {
+			term := 1.0
+			sum = 1
+			for k := 3; k <= df-2; k += 2 {
+				term *= c2 * float64(k-1) / float64(k)
+				sum += term
+			}
+		}
+		a = 2 / math.Pi * (theta + s*math.Cos(theta)*sum)
+	}
+	return math.Max(0, math.Min(1, 1-a))
+}
+
+// PairedLogRatio compares figures measured in pairs (xs[i] beside ys[i]: the same
+// repetition of two variants, run one after the other) by a two-sided paired t-test on the
+// log ratios ln(xs[i]/ys[i]); it returns their geometric mean ratio and the p-value. Why:
+// a suite interleaves its variants (A B A B …), so a slow drift of the machine moves both
+// runs of a pair alike and cancels in their ratio, where Mann–Whitney U compares the pooled
+// runs and counts that drift as noise; and with n pairs it can be significant from n = 3,
+// where the U test needs 4 runs a side and then only when they do not overlap at all.
+// Fewer than 2 pairs, a figure ≤ 0, or lengths that differ: NaN.
+func PairedLogRatio(xs, ys []float64) (ratio, p float64) {
+	n := len(xs)
+	if n < 2 || len(ys) != n {
+		return math.NaN(), math.NaN()
+	}
+	ds := make([]float64, n)
+	for i := range xs {
+		if xs[i] <= 0 || ys[i] <= 0 {
+			return math.NaN(), math.NaN()
+		}
+		ds[i] = math.Log(xs[i] / ys[i])
+	}
+	d := Describe(ds)
+	ratio = math.Exp(d.Mean)
+	if d.SD == 0 {
+		if d.Mean == 0 {
+			return ratio, 1
+		}
+		return ratio, 0
+	}
+	return ratio, StudentP(d.Mean/(d.SD/math.Sqrt(float64(n))), n-1)
+}

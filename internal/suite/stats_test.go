@@ -72,3 +72,48 @@ func TestMannWhitneyTies(t *testing.T) {
 		t.Errorf("empty: p %v, want NaN", p)
 	}
 }
+
+// TestStudentP: at the tabulated 0.975 quantiles the two-sided p is 0.05 for every df, and
+// known values hold (t = 1, df = 1: 0.5; t = 0: 1).
+func TestStudentP(t *testing.T) {
+	for df := 1; df <= 30; df++ {
+		if p := StudentP(TQuantile975(df), df); math.Abs(p-0.05) > 0.0005 {
+			t.Errorf("df %d: p(t=%.3f) = %.5f, want 0.05", df, TQuantile975(df), p)
+		}
+	}
+	for _, c := range []struct {
+		t    float64
+		df   int
+		want float64
+	}{{1, 1, 0.5}, {0, 5, 1}, {-2.776, 4, 0.05}, {5.841, 3, 0.01}, {math.Inf(1), 3, 0}} {
+		if p := StudentP(c.t, c.df); math.Abs(p-c.want) > 0.0005 {
+			t.Errorf("StudentP(%g, %d) = %.5f, want %g", c.t, c.df, p, c.want)
+		}
+	}
+	if !math.IsNaN(StudentP(1, 0)) {
+		t.Error("df 0: not NaN")
+	}
+}
+
+// TestPairedLogRatio: four pairs drifting from 1,000 to 700 calls/s, b 20 % slower than a in
+// each pair: the pooled runs overlap (Mann–Whitney p 0.2) but the ratios agree (paired
+// p < 0.001, ratio 0.8); identical pairs give ratio 1 and p 1.
+func TestPairedLogRatio(t *testing.T) {
+	a := []float64{1000, 900, 800, 700}
+	b := []float64{805, 715, 642, 558}
+	ratio, p := PairedLogRatio(b, a)
+	_, u := MannWhitney(b, a)
+	t.Logf("ratio %.3f, paired p %.5f, Mann–Whitney p %.3f", ratio, p, u)
+	if math.Abs(ratio-0.8) > 0.01 || p >= 0.001 || u < 0.05 {
+		t.Errorf("ratio %.3f, paired p %.5f, Mann–Whitney p %.3f", ratio, p, u)
+	}
+	if ratio, p := PairedLogRatio(a, a); ratio != 1 || p != 1 {
+		t.Errorf("same: ratio %v p %v", ratio, p)
+	}
+	if _, p := PairedLogRatio(a[:1], b[:1]); !math.IsNaN(p) {
+		t.Error("one pair: not NaN")
+	}
+	if _, p := PairedLogRatio([]float64{1, 0}, []float64{1, 1}); !math.IsNaN(p) {
+		t.Error("a zero figure: not NaN")
+	}
+}

@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/verdict"
@@ -86,7 +87,7 @@ func Table(spec *v1alpha1.BenchmarkSuiteSpec, outs []Outcome) []v1alpha1.SuiteRo
 					row.Errors += r.Errors
 				}
 				if v.Name != ref {
-					compare(&row, res, refRes)
+					compare(&row, res, refRes, pairs(outs, key{v.Name, sweep, sc.Name}, ref))
 				}
 				rows = append(rows, row)
 			}
@@ -95,8 +96,9 @@ func Table(spec *v1alpha1.BenchmarkSuiteSpec, outs []Outcome) []v1alpha1.SuiteRo
 	return rows
 }
 
-// compare fills a row's deltas and CPS p-value against the reference's runs.
-func compare(row *v1alpha1.SuiteRow, res, refRes []v1alpha1.ScenarioResult) {
+// compare fills a row's deltas and CPS p-value against the reference's runs (paired: the
+// repetitions both ran successfully).
+func compare(row *v1alpha1.SuiteRow, res, refRes []v1alpha1.ScenarioResult, paired map[int32][2]v1alpha1.ScenarioResult) {
 	if len(res) == 0 || len(refRes) == 0 {
 		return
 	}
@@ -109,18 +111,79 @@ func compare(row *v1alpha1.SuiteRow, res, refRes []v1alpha1.ScenarioResult) {
 		d := round2((Describe(figures(res, "p99")).Mean - m) / m * 100)
 		row.P99DeltaPercent = &d
 	}
-	if len(res) >= 2 && len(refRes) >= 2 {
-		_, p := MannWhitney(cps, refCPS)
+	if p, _ := significance(res, refRes, paired, "cps"); !math.IsNaN(p) {
 		p = math.Round(p*10000) / 10000
 		row.CPSPValue = &p
 		row.Significant = p < SignificanceLevel
 	}
 }
 
+// pairs are a row's and the reference's results of each repetition in which both ran
+// successfully, by repetition: [0] the row's, [1] the reference's.
+func pairs(outs []Outcome, k key, ref string) map[int32][2]v1alpha1.ScenarioResult {
+	byRep := map[int32][2]*v1alpha1.ScenarioResult{}
+	for _, o := range outs {
+		side := -1
+		switch {
+		case o.Failed || o.Sweep != k.sweep:
+		case o.Variant == k.variant:
+			side = 0
+		case o.Variant == ref:
+			side = 1
+		}
+		for i := range o.Results {
+			if side >= 0 && o.Results[i].Name == k.scenario {
+				p := byRep[o.Repetition]
+				p[side] = &o.Results[i]
+				byRep[o.Repetition] = p
+			}
+		}
+	}
+	out := map[int32][2]v1alpha1.ScenarioResult{}
+	for rep, p := range byRep {
+		if p[0] != nil && p[1] != nil {
+			out[rep] = [2]v1alpha1.ScenarioResult{*p[0], *p[1]}
+		}
+	}
+	return out
+}
+
+// Tests of significance, as messages name them.
+const (
+	testPaired      = "paired t-test on the log ratios of each repetition"
+	testMannWhitney = "Mann–Whitney U"
+)
+
+// significance is the two-sided p-value of a row's per-run figures of metric against the
+// reference's, and the test that gave it: the paired t-test on log ratios (PairedLogRatio)
+// when every successful run of both sides has its pair of the same repetition (at least 2),
+// else Mann–Whitney U on the pooled runs (at least 2 a side). NaN when neither applies.
+func significance(res, refRes []v1alpha1.ScenarioResult, paired map[int32][2]v1alpha1.ScenarioResult, metric string) (float64, string) {
+	if n := len(paired); n >= 2 && n == len(res) && n == len(refRes) {
+		reps := make([]int32, 0, n)
+		for rep := range paired {
+			reps = append(reps, rep)
+		}
+		slices.Sort(reps)
+		xs, ys := make([]float64, n), make([]float64, n)
+		for i, rep := range reps {
+			xs[i], ys[i] = verdict.Figure(paired[rep][0], metric), verdict.Figure(paired[rep][1], metric)
+		}
+		if _, p := PairedLogRatio(xs, ys); !math.IsNaN(p) {
+			return p, testPaired
+		}
+	}
+	if len(res) >= 2 && len(refRes) >= 2 {
+		_, p := MannWhitney(figures(res, metric), figures(refRes, metric))
+		return p, testMannWhitney
+	}
+	return math.NaN(), ""
+}
+
 // Evaluate checks every suite threshold on every scenario it applies to, at every sweep
 // point: the variant's mean over its successful runs against an absolute limit or the
 // reference's mean scaled by the percentage. A broken threshold with significance passes
-// when the Mann–Whitney p-value against the reference is not below 0.05 ("no significant
+// when the p-value against the reference (significance) is not below 0.05 ("no significant
 // difference"). A variant without a successful run fails the threshold. No thresholds: "".
 func Evaluate(spec *v1alpha1.BenchmarkSuiteSpec, outs []Outcome) (v1alpha1.Verdict, []v1alpha1.SuiteThresholdResult) {
 	if len(spec.Thresholds) == 0 {
@@ -165,8 +228,9 @@ func evaluateOne(th v1alpha1.SuiteThreshold, ref string, outs []Outcome, k key) 
 	tr.Observed = round4(observed)
 	limit := e.Value
 	var refXs []float64
+	var refRes []v1alpha1.ScenarioResult
 	if e.Relative {
-		refRes, _ := perRun(outs, key{ref, k.sweep, k.scenario})
+		refRes, _ = perRun(outs, key{ref, k.sweep, k.scenario})
 		if len(refRes) == 0 {
 			tr.Message = fmt.Sprintf("the reference variant %s has no successful run with scenario %s", ref, k.scenario)
 			return tr
@@ -177,14 +241,17 @@ func evaluateOne(th v1alpha1.SuiteThreshold, ref string, outs []Outcome, k key) 
 	tr.Limit = round4(limit)
 	tr.Passed = verdict.Holds(observed, e.Op, limit)
 	if th.Significance && e.Relative {
-		_, p := MannWhitney(xs, refXs)
+		p, test := significance(res, refRes, pairs(outs, k, ref), e.Metric)
 		if !math.IsNaN(p) {
 			p = round4(p)
 			tr.PValue = &p
 		}
 		if !tr.Passed && (math.IsNaN(p) || p >= SignificanceLevel) {
 			tr.Passed = true
-			tr.Message = fmt.Sprintf("broken by the means, but no significant difference from %s (Mann–Whitney p=%.3g ≥ 0.05, %d vs %d runs)", ref, p, len(xs), len(refXs))
+			if test == "" {
+				test = "too few runs for a test"
+			}
+			tr.Message = fmt.Sprintf("broken by the means, but no significant difference from %s (%s p=%.3g ≥ 0.05, %d vs %d runs)", ref, test, p, len(xs), len(refXs))
 		}
 	}
 	return tr
