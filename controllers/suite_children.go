@@ -38,13 +38,7 @@ func (r *BenchmarkSuiteReconciler) childRun(s *v1alpha1.BenchmarkSuite, c *suite
 // their spec) as a server-side dry run and returns the first refusal as a message naming
 // the child and its variant ("" when all would be accepted).
 func (r *BenchmarkSuiteReconciler) dryRun(ctx context.Context, s *v1alpha1.BenchmarkSuite, children []suite.Child) string {
-	seen := map[string]bool{}
-	for i := range children {
-		c := &children[i]
-		if seen[c.Variant+"/"+c.Sweep()] {
-			continue
-		}
-		seen[c.Variant+"/"+c.Sweep()] = true
+	for _, c := range suite.Distinct(children) {
 		run, err := r.childRun(s, c)
 		if err == nil {
 			err = r.Client.Create(ctx, run, client.DryRunAll)

@@ -109,13 +109,7 @@ func (ls *localSuite) check() error {
 		return err
 	}
 	ls.children = children
-	seen := map[string]bool{}
-	for i := range children {
-		c := &children[i]
-		if seen[c.Variant+"/"+c.Sweep()] {
-			continue
-		}
-		seen[c.Variant+"/"+c.Sweep()] = true
+	for _, c := range suite.Distinct(children) {
 		if err := ls.child("").check(ls.childRun(c), ls.f); err != nil {
 			return fmt.Errorf("suite %s: child run %s (variant %s) cannot run locally: %w", ls.s.Name, c.Name, c.Variant, err)
 		}

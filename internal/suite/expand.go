@@ -46,6 +46,21 @@ type Child struct {
 	Spec v1alpha1.BenchmarkRunSpec
 }
 
+// Distinct is one child per variant and sweep point, in order: repetitions share their spec,
+// so checking these checks every child.
+func Distinct(children []Child) []*Child {
+	seen := map[string]bool{}
+	var out []*Child
+	for i := range children {
+		c := &children[i]
+		if !seen[c.Variant+"/"+c.Sweep()] {
+			seen[c.Variant+"/"+c.Sweep()] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Sweep is the sweep point as text, such as "workers=8,bodySize=1024" ("" without sweeps).
 func (c *Child) Sweep() string { return PointString(c.Point) }
 

@@ -69,12 +69,7 @@ func TestTableAndVerdict(t *testing.T) {
 func TestNoSignificantDifference(t *testing.T) {
 	s := suiteFromYAML(t, "t", twoVariants)
 	s.Spec.Thresholds = s.Spec.Thresholds[:1]
-	var outs []Outcome
-	for i, pair := range [][2]float64{{1000, 930}, {900, 950}, {1100, 1010}, {950, 820}} {
-		outs = append(outs, Outcome{Variant: "a", Repetition: int32(i + 1), Results: res(pair[0], 1)})
-		outs = append(outs, Outcome{Variant: "b", Repetition: int32(i + 1), Results: res(pair[1], 1)})
-	}
-	v, th := Evaluate(&s.Spec, outs)
+	v, th := Evaluate(&s.Spec, interleaved([][2]float64{{1000, 930}, {900, 950}, {1100, 1010}, {950, 820}}))
 	if v != v1alpha1.VerdictPassed || !th[0].Passed || !strings.Contains(th[0].Message, "no significant difference from a (paired t-test on the log ratios of each repetition p=") {
 		t.Errorf("verdict %s %+v", v, th)
 	}
@@ -86,12 +81,7 @@ func TestNoSignificantDifference(t *testing.T) {
 func TestDriftCancelsInPairs(t *testing.T) {
 	s := suiteFromYAML(t, "t", twoVariants)
 	s.Spec.Thresholds = s.Spec.Thresholds[:1]
-	var outs []Outcome
-	for i, pair := range [][2]float64{{1000, 805}, {900, 715}, {800, 642}, {700, 558}} {
-		outs = append(outs, Outcome{Variant: "a", Repetition: int32(i + 1), Results: res(pair[0], 1)})
-		outs = append(outs, Outcome{Variant: "b", Repetition: int32(i + 1), Results: res(pair[1], 1)})
-	}
-	v, th := Evaluate(&s.Spec, outs)
+	v, th := Evaluate(&s.Spec, interleaved([][2]float64{{1000, 805}, {900, 715}, {800, 642}, {700, 558}}))
 	if v != v1alpha1.VerdictFailed || th[0].Passed || th[0].PValue == nil || *th[0].PValue >= 0.001 {
 		t.Errorf("verdict %s %+v", v, th)
 	}
@@ -110,4 +100,14 @@ func TestAllRunsFailed(t *testing.T) {
 	if v != v1alpha1.VerdictFailed || !strings.Contains(th[0].Message, "no successful run") {
 		t.Errorf("verdict %s %+v", v, th)
 	}
+}
+
+// interleaved are the outcomes of a and b run in turn, one repetition per pair of CPS.
+func interleaved(pairs [][2]float64) []Outcome {
+	var outs []Outcome
+	for i, pair := range pairs {
+		outs = append(outs, Outcome{Variant: "a", Repetition: int32(i + 1), Results: res(pair[0], 1)},
+			Outcome{Variant: "b", Repetition: int32(i + 1), Results: res(pair[1], 1)})
+	}
+	return outs
 }
