@@ -42,6 +42,9 @@ spec:
         kind: redis
         addresses: [%q]
         passwordSecretRef: {name: ext-redis, key: password}
+  thresholds:
+  - {variant: io4, expr: "cps >= -90%%"}
+  - {variant: valkey, expr: "p99 <= +1000%%"}
 `, name, address)
 }
 
@@ -86,8 +89,9 @@ func waitSuiteEnded(t *testing.T, ns, name string, timeout time.Duration) *v1alp
 // TestSuiteBackends (issue 24): one BenchmarkSuite runs its four variants — the builtin Redis,
 // io-threads 4, Valkey and an external Redis — one after another as child BenchmarkRuns on the
 // real cluster; it Succeeds with one table row per variant (CPS > 0, a delta against the
-// reference redis8 for the others), its children named predictably and owned by it, and its
-// report ConfigMap holding the combined table.
+// reference redis8 for the others), its children named predictably and owned by it, a
+// verdict (two lenient thresholds: Passed), and its report ConfigMap holding the combined
+// table and the CPS chart.
 func TestSuiteBackends(t *testing.T) {
 	ns := newNamespace(t, "suite")
 	extRedis(t, ns)
@@ -127,6 +131,13 @@ func TestSuiteBackends(t *testing.T) {
 	}
 	if s.Status.Report == nil || s.Status.Report.ConfigMapName == "" {
 		t.Fatalf("no report: %+v", s.Status.Report)
+	}
+	if s.Status.Verdict != v1alpha1.VerdictPassed || len(s.Status.Thresholds) != 2 {
+		t.Errorf("verdict %q, thresholds %+v: want Passed on 2 (io4 within 90 %% of redis8's calls/s, valkey's p99 within 11×)", s.Status.Verdict, s.Status.Thresholds)
+	}
+	svg := mustKubectl(t, "", "-n", ns, "get", "configmap", s.Status.Report.ConfigMapName, "-o", "jsonpath={.data.cps\\.svg}")
+	if !strings.HasPrefix(strings.TrimSpace(svg), "<svg") || !strings.Contains(svg, "valkey") {
+		t.Errorf("cps.svg: %.300s", svg)
 	}
 	md := mustKubectl(t, "", "-n", ns, "get", "configmap", s.Status.Report.ConfigMapName, "-o", "jsonpath={.data.report\\.md}")
 	for _, v := range variants {
