@@ -53,7 +53,7 @@ func PegasusRows(s Summary) []PegasusRow {
 		default:
 			kase = "Write"
 		}
-		cells := []string{kase, threads(sc.VUs), rwRatio(r.Calls, w.Calls)}
+		cells := []string{kase, threads(sc.VUs), RWRatio(r.Calls, w.Calls)}
 		for _, op := range []*OperationSummary{r, w} {
 			if op.Calls == 0 {
 				cells = append(cells, "-", "-", "-", "-")
@@ -85,9 +85,9 @@ func threads(vus []int64) string {
 	return fmt.Sprintf("%d * %s", len(vus), strconv.FormatFloat(float64(total)/float64(len(vus)), 'f', 2, 64))
 }
 
-// rwRatio is the seed's Read/Write column from the observed counts: "1:0", "0:1", or the
+// RWRatio is the seed's Read/Write column from the observed counts: "1:0", "0:1", or the
 // larger side rounded against 1 ("30:1", "1:3", "1:1").
-func rwRatio(reads, writes int64) string {
+func RWRatio(reads, writes int64) string {
 	switch {
 	case writes == 0:
 		return "1:0"

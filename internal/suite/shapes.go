@@ -81,6 +81,7 @@ func meanResult(res []v1alpha1.ScenarioResult) v1alpha1.ScenarioResult {
 		out.LatencyMs.Max = max(out.LatencyMs.Max, l.Max)
 	}
 	out.Calls = int64(calls/n + 0.5)
+	out.Operations = meanOperations(res)
 	l := &out.LatencyMs
 	for _, f := range []*float64{&out.CPS, &l.Mean, &l.P50, &l.P90, &l.P99, &l.P999, &l.Median, &l.StdDev} {
 		*f = round2(*f)
@@ -126,7 +127,8 @@ func rightOf(k, n int, left ...int) []bool {
 }
 
 // writeShapes writes the seed shapes that fit the suite's scenario types: the ya tables
-// always, the echo comparison with tcp.echo scenarios, the sweep table with sweeps.
+// always, the echo comparison with tcp.echo scenarios, the Pegasus table with ycsb
+// scenarios, the sweep table with sweeps.
 func writeShapes(b *bytes.Buffer, spec *v1alpha1.BenchmarkSuiteSpec, outs []Outcome) error {
 	rows := shapeRows(spec, outs)
 	sweeps := len(spec.Sweeps) > 0
@@ -138,6 +140,9 @@ func writeShapes(b *bytes.Buffer, spec *v1alpha1.BenchmarkSuiteSpec, outs []Outc
 		return err
 	}
 	if err := writeEcho(b, spec, rows, sweeps); err != nil {
+		return err
+	}
+	if err := writePegasus(b, spec, rows, sweeps); err != nil {
 		return err
 	}
 	if sweeps {
