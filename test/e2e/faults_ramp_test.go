@@ -9,10 +9,10 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
-// rampThenPause is a ramp (arrival stages 2 × 4 s) then a 10 s steady scenario whose single
-// Redis is paused 1 s, 2 s into it: the fault is due 8 s (ramp) + 2 s (grace) + 2 s after the
-// load starts. The plan's windows once used load.duration for the ramp's length, so the fault
-// fired before the steady scenario began (issue 25).
+// rampThenPause is a ramp (arrival stages 2 × 4 s) then a 5 s steady scenario whose single
+// Redis is paused 1 s, 2 s into it: the fault is due 8 s (ramp) + 2 s (grace) + 2 s = 12 s
+// after the load starts. The plan's windows once used load.duration (5 s) for the ramp's
+// length, so the fault fired at 9 s, before the steady scenario began at 10 s (issue 25).
 const rampThenPause = `apiVersion: bench.benchrun.io/v1alpha1
 kind: BenchmarkRun
 metadata:
@@ -23,7 +23,7 @@ spec:
   load:
     workers: 1
     tasksPerWorker: 4
-    duration: 10s
+    duration: 5s
     scenarios:
     - {name: ramp, type: redis.set, keySpace: 1000, arrival: {stages: [{target: 400, duration: 4s}, {target: 800, duration: 4s}], maxVUs: 16}}
     - {name: steady, type: redis.set, keySpace: 1000}
@@ -34,7 +34,7 @@ spec:
 `
 
 // TestFaultAfterRamp (issue 25): on the real cluster the pause of a scenario that follows a
-// ramp is applied at its intended second, 12 s after the load started (not 6 s, where
+// ramp is applied at its intended second, 12 s after the load started (not 9 s, where
 // load.duration put it), and the steady scenario's per-second timeline in status.faults has
 // no calls in the seconds before it began and calls in the seconds before the fault. (The
 // pause container stops the server up to seconds after that: see TestFaultPause.)
