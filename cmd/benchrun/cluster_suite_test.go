@@ -11,6 +11,15 @@ import (
 	"github.com/benchrun/benchrun/api/v1alpha1"
 )
 
+// ioSuite is a BenchmarkSuite in namespace bench of two variants: redis8 (the template) and
+// io8 (io-threads 8).
+func ioSuite(name string) *v1alpha1.BenchmarkSuite {
+	return &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name}, Spec: v1alpha1.BenchmarkSuiteSpec{
+		Template: v1alpha1.BenchmarkRunSpec{Target: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{}}, Load: testLoad()},
+		Variants: []v1alpha1.SuiteVariant{{Name: "redis8"}, {Name: "io8", Redis: &v1alpha1.VariantRedis{Config: map[string]v1alpha1.RedisConfigValue{"io-threads": "8"}}}},
+	}}
+}
+
 // TestPluginSuites: `benchrun get` lists BenchmarkSuites after the runs and `benchrun report
 // SUITE` prints its report.md (or table.json with --output json, or its HTML page with --html)
 // from a real kube-apiserver.
@@ -18,10 +27,7 @@ func TestPluginSuites(t *testing.T) {
 	c, kubeconfig := startCluster(t, "bench")
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	ctx := context.Background()
-	s := &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "cmp"}, Spec: v1alpha1.BenchmarkSuiteSpec{
-		Template: v1alpha1.BenchmarkRunSpec{Target: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{}}, Load: testLoad()},
-		Variants: []v1alpha1.SuiteVariant{{Name: "redis8"}, {Name: "io8", Redis: &v1alpha1.VariantRedis{Config: map[string]v1alpha1.RedisConfigValue{"io-threads": "8"}}}},
-	}}
+	s := ioSuite("cmp")
 	if err := c.Create(ctx, s); err != nil {
 		t.Fatal(err)
 	}

@@ -45,26 +45,43 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if _, err := k.run(ctx, names[0]); kerrors.IsNotFound(err) && k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: names[0]}, &v1alpha1.BenchmarkSuite{}) == nil {
 		return watchSuite(ctx, k, names[0], *interval, stdout, stderr)
 	}
+	return follow(ctx, *interval, stdout, stderr, func() (string, func() int, error) {
+		run, err := k.run(ctx, names[0])
+		if err != nil {
+			return "", nil, err
+		}
+		if finished := run.Status.Phase == v1alpha1.PhaseSucceeded || run.Status.Phase == v1alpha1.PhaseFailed; finished &&
+			run.Status.ObservedGeneration == run.Generation {
+			return progressLine(run), func() int { return watchEnd(ctx, k, run, stdout, stderr) }, nil
+		}
+		return progressLine(run), nil, nil
+	})
+}
+
+// follow polls every interval until what it watches ends: step reads it and returns its
+// progress line and, once it has ended, end (which prints the report and gives the exit
+// code). A line is printed, with the time, whenever it changes; a read error or the end of ctx
+// fails the watch.
+func follow(ctx context.Context, interval time.Duration, stdout, stderr io.Writer, step func() (line string, end func() int, err error)) int {
 	last := ""
 	for {
-		run, err := k.run(ctx, names[0])
+		line, end, err := step()
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", err)
 			return exitFailed
 		}
-		if line := progressLine(run); line != last {
+		if line != last {
 			_, _ = fmt.Fprintf(stdout, "%s  %s\n", time.Now().Format("15:04:05"), line)
 			last = line
 		}
-		if finished := run.Status.Phase == v1alpha1.PhaseSucceeded || run.Status.Phase == v1alpha1.PhaseFailed; finished &&
-			run.Status.ObservedGeneration == run.Generation {
-			return watchEnd(ctx, k, run, stdout, stderr)
+		if end != nil {
+			return end()
 		}
 		select {
 		case <-ctx.Done():
 			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", ctx.Err())
 			return exitFailed
-		case <-time.After(*interval):
+		case <-time.After(interval):
 		}
 	}
 }

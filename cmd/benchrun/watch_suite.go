@@ -16,27 +16,16 @@ import (
 // child run now going (with that child's own progress line), then the suite's report. Exit
 // code like a run's: 0 Succeeded, 3 its verdict failed, 1 otherwise.
 func watchSuite(ctx context.Context, k *kube, name string, interval time.Duration, stdout, stderr io.Writer) int {
-	last := ""
-	for {
+	return follow(ctx, interval, stdout, stderr, func() (string, func() int, error) {
 		var s v1alpha1.BenchmarkSuite
 		if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, &s); err != nil {
-			_, _ = fmt.Fprintf(stderr, "benchrun watch: BenchmarkSuite %s/%s: %v\n", k.ns, name, err)
-			return exitFailed
-		}
-		if line := suiteLine(ctx, k, &s); line != last {
-			_, _ = fmt.Fprintf(stdout, "%s  %s\n", time.Now().Format("15:04:05"), line)
-			last = line
+			return "", nil, fmt.Errorf("BenchmarkSuite %s/%s: %w", k.ns, name, err)
 		}
 		if (s.Status.Phase == v1alpha1.SuiteSucceeded || s.Status.Phase == v1alpha1.SuiteFailed) && s.Status.ObservedGeneration == s.Generation {
-			return watchSuiteEnd(ctx, k, &s, stdout, stderr)
+			return suiteLine(ctx, k, &s), func() int { return watchSuiteEnd(ctx, k, &s, stdout, stderr) }, nil
 		}
-		select {
-		case <-ctx.Done():
-			_, _ = fmt.Fprintf(stderr, "benchrun watch: %v\n", ctx.Err())
-			return exitFailed
-		case <-time.After(interval):
-		}
-	}
+		return suiteLine(ctx, k, &s), nil, nil
+	})
 }
 
 // suiteLine is the suite's phase, child runs ended, and the child run now going with its

@@ -25,10 +25,7 @@ func TestWatchSuite(t *testing.T) {
 		reason string
 		exit   int
 	}{{"pass", v1alpha1.SuiteSucceeded, "AllSucceeded", exitOK}, {"slow", v1alpha1.SuiteFailed, v1alpha1.ReasonThresholdsNotMet, exitThresholds}} {
-		s := &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: tc.name}, Spec: v1alpha1.BenchmarkSuiteSpec{
-			Template: v1alpha1.BenchmarkRunSpec{Target: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{}}, Load: testLoad()},
-			Variants: []v1alpha1.SuiteVariant{{Name: "redis8"}, {Name: "io8", Redis: &v1alpha1.VariantRedis{Config: map[string]v1alpha1.RedisConfigValue{"io-threads": "8"}}}},
-		}}
+		s := ioSuite(tc.name)
 		child := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: tc.name + "-io8-r1"},
 			Spec: v1alpha1.BenchmarkRunSpec{Target: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{}}, Load: testLoad()}}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: tc.name + "-report"},
