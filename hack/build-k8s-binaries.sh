@@ -15,6 +15,9 @@ COREDNS_VERSION="v1.12.4"
 CACHE="${BENCHRUN_CACHE:-$HOME/.cache/benchrun}"
 OUT="$CACHE/k8s-$K8S_VERSION/bin"
 mkdir -p "$OUT"
+# one build at a time (.ci/run builds the node binaries in the background beside make test)
+exec 8> "$OUT/.lock"
+flock 8
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 log() { echo "[$(date +%T)] $*" >&2; }
 

@@ -5,6 +5,8 @@
 # Test files carry the build tag e2e: `go test ./...` and `make test` never run them.
 E2E_TIMEOUT ?= 60m
 E2E_RUN ?=
+# Tests marked parallel(t) (test/e2e/helpers_test.go) run this many at once, after the others.
+E2E_PARALLEL ?= 4
 
 ##@ End to end
 
@@ -14,7 +16,7 @@ e2e-prereqs: ## Install (root, apt-get) or name the host packages make test-e2e 
 
 .PHONY: test-e2e
 test-e2e: e2e-prereqs $(HELM) $(BIN)/argocd ## Run test/e2e on a real cluster (KUBECONFIG or the local one); E2E_RUN=regex selects tests.
-	go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/...
+	go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/...
 
 # A real Argo CD for TestArgoCDApplication: its application controller and repo server (v3.2.11)
 # built from Go modules into one binary (hack/argocd); they run on the host against the cluster.

@@ -30,6 +30,7 @@ const argoNamespace = "argocd"
 // threshold it cannot meet re-runs it, and the Application turns Degraded with the verdict's
 // message.
 func TestArgoCDApplication(t *testing.T) {
+	parallel(t)
 	argocd := filepath.Join(repoRoot, "bin", "argocd")
 	if !fileExists(argocd) {
 		t.Fatalf("%s missing: make test-e2e builds it (make bin/argocd)", argocd)

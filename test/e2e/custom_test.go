@@ -18,6 +18,7 @@ import (
 // 002), and the messages and requests benchrun counted equal the server's own counters (read
 // through the API server's Service proxy; cleanup Never keeps the server).
 func TestCustomEchoTarget(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "custom-echo")
 	m := runManifest("echo", `    custom:
       image: benchrun.local/echo:dev

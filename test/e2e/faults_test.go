@@ -24,9 +24,7 @@ func TestFaultMasterKill(t *testing.T) {
 // (RedisReplication + RedisSentinel): the master is the pod the operator's master Service
 // selects when the fault is due.
 func TestFaultMasterKillOperator(t *testing.T) {
-	if out, err := sh(repoRoot, "make", "redis-operator-install"); err != nil {
-		t.Fatalf("make redis-operator-install: %v\n%s", err, out)
-	}
+	installRedisOperator(t)
 	ns := newNamespace(t, "fault-kill-op")
 	faultMasterKill(t, ns, "op-fault", "redis-operator", "op-fault-g1-redis-")
 }

@@ -19,6 +19,7 @@ import (
 // the packetd Grpc table; the calls and payload bytes benchrun counted equal the server's
 // own counters (read through the API server's Service proxy; cleanup Never keeps the server).
 func TestCustomGrpcTarget(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "custom-grpc")
 	apply(t, ns, runManifest("grpc", `    custom:
       image: benchrun.local/echo:dev

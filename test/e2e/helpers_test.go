@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,9 +60,40 @@ func newNamespace(t *testing.T, name string) string {
 			t.Logf("E2E_KEEP=1: namespace %s kept", ns)
 			return
 		}
-		_, _ = kubectl("", "delete", "namespace", ns, "--wait=true", "--timeout=120s")
+		// Not waited for: the next test does not need it gone (every test has its own
+		// namespace), and waiting cost each test the target pods' termination.
+		_, _ = kubectl("", "delete", "namespace", ns, "--wait=false")
 	})
 	return ns
+}
+
+// parallel marks a test that may share the cluster with other such tests: it changes nothing
+// cluster-wide (nodes, the manager, the chart) and asserts no throughput or timing that
+// another test's load would skew. go test runs every other test first, one at a time, then
+// these together, E2E_PARALLEL (make test-e2e; default 4) at once.
+func parallel(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}
+
+var redisOperatorInstall struct {
+	sync.Mutex
+	done bool
+}
+
+// installRedisOperator runs make redis-operator-install once per suite (tests that use the
+// OT redis-operator may run in parallel).
+func installRedisOperator(t *testing.T) {
+	t.Helper()
+	redisOperatorInstall.Lock()
+	defer redisOperatorInstall.Unlock()
+	if redisOperatorInstall.done {
+		return
+	}
+	if out, err := sh(repoRoot, "make", "redis-operator-install"); err != nil {
+		t.Fatalf("make redis-operator-install: %v\n%s", err, out)
+	}
+	redisOperatorInstall.done = true
 }
 
 // dump writes what a failed test's namespace holds (and the manager's log) to the test log.

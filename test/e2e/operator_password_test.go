@@ -17,9 +17,8 @@ const specialPassword = `p@ss:w/rd#&\1 ${HOME} "q" ünï 密码`
 // authenticate to the master (auth-pass) and see the replica, the run succeeds, and the
 // password appears nowhere in the run, its report or the events.
 func TestRedisHAOperatorPassword(t *testing.T) {
-	if out, err := sh(repoRoot, "make", "redis-operator-install"); err != nil {
-		t.Fatalf("make redis-operator-install: %v\n%s", err, out)
-	}
+	parallel(t)
+	installRedisOperator(t)
 	ns := newNamespace(t, "ha-operator-pw")
 	apply(t, ns, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: op-pw\ntype: Opaque\nstringData:\n  password: '"+specialPassword+"'\n")
 	m := runManifest("op-pw", `    redis:

@@ -32,6 +32,7 @@ func externalQueueRun(name, address, extra string) string {
 // and starts its load after the first completed; a run that opts out (exclusive: false)
 // overlaps the first.
 func TestExternalTargetQueue(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "ext-queue")
 	extRedis(t, ns)
 	addr := fmt.Sprintf("ext-redis.%s.svc.cluster.local:6379", ns)

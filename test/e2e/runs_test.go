@@ -123,6 +123,7 @@ spec:
 
 // (b) k6 killed in one of two runners mid-run → Failed, the other runner's results kept, partial.
 func TestRunnerKilledMidRun(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "runner-kill")
 	m := (`apiVersion: bench.benchrun.io/v1alpha1
 kind: BenchmarkRun
@@ -210,6 +211,7 @@ func TestOperatorRestartMidRun(t *testing.T) {
 
 // (d) Valkey single.
 func TestValkey(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "valkey")
 	m := runManifest("valkey", "    redis:\n      mode: single\n      engine: valkey", redisScenarios, 1, "OnSuccess")
 	succeed(t, ns, "valkey", m, redisScenarioNames)
@@ -218,6 +220,7 @@ func TestValkey(t *testing.T) {
 
 // (e) the r/w-split proxy: reads (HGETALL of YCSB) reach the replicas, writes the master.
 func TestProxyReadsOnReplicas(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "proxy")
 	// A password with every character that once broke a config file or URL on the way:
 	// redis.conf quoting, camellia's redis:// URL (@ and :), its JSON route table, Spring's
@@ -278,6 +281,7 @@ func TestProxyReadsOnReplicas(t *testing.T) {
 
 // (f) HeTu on Redis, the four RPC scenarios.
 func TestHeTuOnRedis(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "hetu")
 	m := runManifest("hetu", `    hetu:
       replicas: 1
@@ -304,6 +308,7 @@ func TestHeTuOnRedis(t *testing.T) {
 
 // (g) an external target: an in-cluster Redis (deployed by the test) with a password in a Secret.
 func TestExternalRedisSecret(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "external")
 	extRedis(t, ns)
 	m := runManifest("external", fmt.Sprintf(`    external:
@@ -389,6 +394,7 @@ spec:
 
 // (h) Redis HA with the builtin provider (master + replica + 3 sentinels), 2 runners.
 func TestRedisHABuiltin(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "ha-builtin")
 	m := runManifest("ha-builtin", `    redis:
       mode: ha
@@ -407,9 +413,8 @@ func TestRedisHABuiltin(t *testing.T) {
 
 // (i) Redis HA through the OT redis-operator (installed by make redis-operator-install).
 func TestRedisHAOperator(t *testing.T) {
-	if out, err := sh(repoRoot, "make", "redis-operator-install"); err != nil {
-		t.Fatalf("make redis-operator-install: %v\n%s", err, out)
-	}
+	parallel(t)
+	installRedisOperator(t)
 	ns := newNamespace(t, "ha-operator")
 	m := runManifest("ha-operator", `    redis:
       mode: ha

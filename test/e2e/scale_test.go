@@ -46,6 +46,7 @@ spec:
 // (CreateContainerConfigError). Each fails RunnersNotReady naming the runner and why, about
 // 15 s after its runners were created, not after the 10 min default.
 func TestRunnersCannotStart(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "cannot-start")
 	apply(t, ns, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: keyless\ntype: Opaque\nstringData:\n  user: bench\n")
 	external := func(secret string) string {
@@ -130,6 +131,7 @@ func waitFailed(t *testing.T, ns, name string, timeout time.Duration) *v1alpha1.
 // finalizer holds the run until what its runner stored is in a report ConfigMap the run does
 // not own, which outlives it.
 func TestEditThenDeleteMidRun(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "edit-delete")
 	const name = "edited"
 	apply(t, ns, shortRun(name, "    redis:\n      mode: single", "    - name: ping\n      type: redis.ping", "60s", ""))
@@ -256,6 +258,7 @@ func maxName(start string) string {
 // Every object name derived from the run name (StatefulSets, Services, Jobs, ConfigMaps,
 // label values) must be valid for the run to succeed.
 func TestLongestNameEveryTarget(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "long-names")
 	redisScenario := "    - name: ping\n      type: redis.ping"
 	for _, tc := range []struct{ kind, target, scenarios string }{

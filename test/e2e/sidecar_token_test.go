@@ -44,6 +44,7 @@ done
 // check guards those links. The sidecar itself reads it: it labels its pod with its role (the
 // redis-role ValidatingAdmissionPolicy admits that), and the run succeeds.
 func TestSidecarToken(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "sidecar-token")
 	const name = "token"
 	apply(t, ns, fmt.Sprintf(`apiVersion: bench.benchrun.io/v1alpha1

@@ -93,6 +93,7 @@ func waitSuiteEnded(t *testing.T, ns, name string, timeout time.Duration) *v1alp
 // verdict (two lenient thresholds: Passed), and its report ConfigMap holding the combined
 // table and the CPS chart.
 func TestSuiteBackends(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "suite")
 	extRedis(t, ns)
 	apply(t, ns, backendsSuite("backends", fmt.Sprintf("ext-redis.%s.svc.cluster.local:6379", ns)))

@@ -15,6 +15,7 @@ import (
 // run compares itself with it (figures copied at start, deltas per scenario) and fails a
 // relative threshold it cannot meet → phase Failed, reason ThresholdsNotMet, results kept.
 func TestThresholdsAndBaseline(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t, "verdict")
 	scenarios := "\n    scenarios:\n    - name: ping\n      type: redis.ping\n    - name: get_1k\n      type: redis.get\n      bodySize: 1024"
 	target := "    redis:\n      mode: single"
