@@ -85,6 +85,9 @@ collect: {prometheusRemoteWriteURL: 'https://prom.example.com/api/v1/write?tenan
 target: {hetu: {packetLayers: msgpack+zlib+crypto, authKeySecretRef: {name: hetu, key: authKey}, backend: {redis: {}}}}
 load: {scenarios: [{name: a, type: hetu.get}]}
 baseline: {name: other-run}`, `
+target: {redis: {}}
+load: {scenarios: [{name: a, type: redis.get}]}
+baseline: {selector: {matchExpressions: [{key: version, operator: Exists}, {key: version, operator: NotIn, values: [v2]}]}}`, `
 target: {external: {kind: http, addresses: ['web:80']}}
 load: {scenarios: [{name: a, type: http, http: {path: '/v1/items?id=1&tokens=3', headers: {Accept: application/json, X-Tenant: bench}}}]}`} {
 		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
