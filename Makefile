@@ -44,6 +44,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CEL type lists (hack/workload-cel),
 	$(CONTROLLER_GEN) object paths="./api/..."
 	$(CONTROLLER_GEN) rbac:roleName=manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	go run ./hack/crd-metadata-name config/crd/bases/bench.benchrun.io_benchmarkruns.yaml config/crd/bases/bench.benchrun.io_benchmarksuites.yaml
 	@mkdir -p charts/benchrun/crds && cp config/crd/bases/*.yaml charts/benchrun/crds/
 	@hack/sync-chart-rbac.sh
 

@@ -206,8 +206,8 @@ type TimeoutsSpec struct {
 // +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.load.runners.pool`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || !has(self.spec.baseline.name) || !has(self.metadata.name) || self.spec.baseline.name != self.metadata.name",message="spec.baseline.name names this run itself (it would wait for itself forever): name an earlier run, such as get-before-upgrade, or use spec.baseline.selector",fieldPath=".spec.baseline.name"
-// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 236",message="metadata.name must be at most 236 characters: the run's Events are named <name>.<16 hex digits>, and the API server refuses names over 253"
-// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || self.metadata.name == '' || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",messageExpression="'metadata.name ' + self.metadata.name + ' must start with a lowercase letter and hold only lowercase letters, digits and - (no dots): it starts the names of the Services and pods of the run (for example my-run, not my.run or 1k-get)'"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 236",message="metadata.name must be at most 236 characters: the run's Events are named <name>.<16 hex digits>, and the API server refuses names over 253",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || self.metadata.name == '' || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",messageExpression="'metadata.name ' + self.metadata.name + ' must start with a lowercase letter and hold only lowercase letters, digits and - (no dots): it starts the names of the Services and pods of the run (for example my-run, not my.run or 1k-get)'",fieldPath=".metadata.name"
 
 // BenchmarkRun is one benchmark: a target deployed (or reached), k6 load runners started
 // together, their results merged exactly and written as the tables users publish.

@@ -420,8 +420,8 @@ type Stat struct {
 // +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.spec.reference`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 30",message="metadata.name of a BenchmarkSuite must be at most 30 characters: it starts its child runs' names (<suite>-<variant>-r<k>), such as redis-compare"
-// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || self.metadata.name == '' || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",messageExpression="'metadata.name ' + self.metadata.name + ' must start with a lowercase letter and hold only lowercase letters, digits and - (no dots): it starts the names of its child runs (for example redis-compare)'"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 30",message="metadata.name of a BenchmarkSuite must be at most 30 characters: it starts its child runs' names (<suite>-<variant>-r<k>), such as redis-compare",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || self.metadata.name == '' || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",messageExpression="'metadata.name ' + self.metadata.name + ' must start with a lowercase letter and hold only lowercase letters, digits and - (no dots): it starts the names of its child runs (for example redis-compare)'",fieldPath=".metadata.name"
 
 // BenchmarkSuite is a comparison as one object: child BenchmarkRuns (one per variant, sweep
 // point and repetition) run one after another on the template's load pool, and their results

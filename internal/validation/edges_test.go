@@ -146,12 +146,13 @@ thresholds: [{expr: 'errorRate <= 1'}, {expr: 'cps >= -50%', abortOnFail: true},
 	}
 }
 
-// TestMetadataNameErrorNamesTheField: a rule on metadata.name is printed at metadata.name with
-// the name found, never at "<nil>" (the API server reports it at the object's root).
+// TestMetadataNameErrorNamesTheField: a rule on metadata.name is printed at metadata.name, as
+// the API server prints it (the CRD declares metadata.name), with the name in the message,
+// never at "<nil>".
 func TestMetadataNameErrorNamesTheField(t *testing.T) {
 	v := newValidator(t)
 	_, err := v.ParseFile(context.Background(), strings.NewReader(doc("1k-get", "target: {redis: {}}\nload: {scenarios: [{name: a, type: redis.get}]}\n")))
-	if err == nil || !strings.Contains(err.Error(), `metadata.name: Invalid value: "1k-get": metadata.name 1k-get must start with a lowercase letter`) || strings.Contains(err.Error(), "<nil>") {
+	if err == nil || !strings.Contains(err.Error(), `metadata.name: Invalid value: "object": metadata.name 1k-get must start with a lowercase letter`) || strings.Contains(err.Error(), "<nil>") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -13,10 +13,9 @@
 // fit the cost budget, which crd_test.go checks with the API server's own CRD validation:
 // resource names and quantities in requests/limits and params batch values are refused at
 // admission with an example. Faults of different scenarios cannot overlap: every fault must end
-// inside its scenario (of workload.ScenarioLength) and scenarios run one after another. A rule
-// on metadata.name is reported by the API server at the object's root ("<nil>": a CRD's schema
-// cannot declare metadata.name for a rule's fieldPath), its message starting "metadata.name";
-// this validator reports it at metadata.name (nameErrors).
+// inside its scenario (of workload.ScenarioLength) and scenarios run one after another. The rules
+// on metadata.name name it as their field (the CRD declares metadata.name for that:
+// hack/crd-metadata-name), so both paths print "metadata.name: Invalid value: \"object\"".
 // As the API server, no CEL rule runs after a type error (blockingError).
 package validation
 
@@ -142,22 +141,7 @@ func (v *Validator) Validate(ctx context.Context, obj map[string]any) field.Erro
 	}
 	// CEL sees the name the API server would (generateName + 5 characters).
 	celErrs, _ := v.cel.Validate(ctx, nil, v.structural, named.Object, nil, celconfig.RuntimeCELCostBudget)
-	return append(errs, nameErrors(celErrs, u.GetName())...)
-}
-
-// nameErrors gives the errors of the root rules on metadata.name the field they are about: the
-// API server reports them at the object's root ("<nil>") because a CRD's schema cannot declare
-// metadata.name for a rule's fieldPath; `benchrun validate` prints "metadata.name: Invalid
-// value: <name>" (their message starts with metadata.name on both paths).
-func nameErrors(errs field.ErrorList, name string) field.ErrorList {
-	for _, e := range errs {
-		if e.Field == "<nil>" || e.Field == "" {
-			if strings.HasPrefix(e.Detail, "metadata.name") {
-				e.Field, e.BadValue = "metadata.name", name
-			}
-		}
-	}
-	return errs
+	return append(errs, celErrs...)
 }
 
 // blockingError is the API server's hasBlockingErr (k8s.io/apiextensions-apiserver
