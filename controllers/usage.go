@@ -157,7 +157,7 @@ func (r *BenchmarkRunReconciler) saveUsage(ctx context.Context, run *v1alpha1.Be
 }
 
 // resourceUsage is status.resources: average and maximum per role from the samples
-// (metrics.k8s.io or kubelet), and for runners without samples their own cgroup report.
+// (metrics.k8s.io or kubelet), completed by the runners' own cgroup reports (usage.WithRunners).
 func (r *BenchmarkRunReconciler) resourceUsage(ctx context.Context, s *step, obs *observation) []v1alpha1.ResourceUsage {
 	run := s.run
 	if !wantUsage(run) {
@@ -167,15 +167,9 @@ func (r *BenchmarkRunReconciler) resourceUsage(ctx context.Context, s *step, obs
 	if u, err := r.loadUsage(ctx, run); err == nil {
 		out = u.Samples.Summarize()
 	}
-	if slices.ContainsFunc(out, func(u v1alpha1.ResourceUsage) bool { return u.Role == "runner" }) {
-		return out
-	}
 	reports := make([]*runner.Usage, 0, len(obs.states))
 	for _, st := range obs.states {
 		reports = append(reports, st.Usage)
 	}
-	if u, ok := usage.Runners(reports); ok {
-		out = append(out, u)
-	}
-	return out
+	return usage.WithRunners(out, reports)
 }

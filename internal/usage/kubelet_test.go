@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"encoding/json"
+	"github.com/benchrun/benchrun/api/v1alpha1"
 	"math"
 	"os"
 	"path/filepath"
@@ -66,6 +67,27 @@ func TestRunners(t *testing.T) {
 	u, ok := Runners([]*runner.Usage{{CPUSeconds: 12, WallSeconds: 10, MemoryPeakBytes: 100 << 20}, {CPUSeconds: 5, WallSeconds: 10, MemoryPeakBytes: 50 << 20}})
 	if !ok || u.Pods != 2 || u.CPUAvgCores != 0.85 || u.CPUMaxCores != 1.2 || u.MemoryMaxBytes != 100<<20 || u.MemoryAvgBytes != 75<<20 || u.Source != SourceCgroup {
 		t.Fatalf("%+v", u)
+	}
+}
+
+// TestWithRunners: the runners' own reports give the runner role when no sample has it, and
+// replace samples that cover fewer runner pods (TestMultiNode once saw 1 of 2 on a new node).
+func TestWithRunners(t *testing.T) {
+	two := []*runner.Usage{{CPUSeconds: 4, WallSeconds: 10}, {CPUSeconds: 6, WallSeconds: 10}}
+	master := v1alpha1.ResourceUsage{Role: "redis-master", Pods: 1}
+	if got := WithRunners([]v1alpha1.ResourceUsage{master}, two); len(got) != 2 || got[1].Role != "runner" || got[1].Pods != 2 || got[1].Source != SourceCgroup {
+		t.Errorf("no runner samples: %+v", got)
+	}
+	one := v1alpha1.ResourceUsage{Role: "runner", Pods: 1, Source: SourceKubelet}
+	if got := WithRunners([]v1alpha1.ResourceUsage{master, one}, two); len(got) != 2 || got[1].Pods != 2 || got[1].Source != SourceCgroup || got[0] != master {
+		t.Errorf("1 of 2 runners sampled: %+v", got)
+	}
+	both := v1alpha1.ResourceUsage{Role: "runner", Pods: 2, Source: SourceKubelet}
+	if got := WithRunners([]v1alpha1.ResourceUsage{both}, two); got[0] != both {
+		t.Errorf("both sampled: %+v", got)
+	}
+	if got := WithRunners([]v1alpha1.ResourceUsage{one}, nil); got[0] != one {
+		t.Errorf("no reports: %+v", got)
 	}
 }
 

@@ -203,6 +203,25 @@ func Runners(reports []*runner.Usage) (u v1alpha1.ResourceUsage, ok bool) {
 	return averaged(u, cpu, mem), true
 }
 
+// WithRunners completes a run's usage with the runners' own cgroup reports: they give the
+// "runner" role when no sample covers a runner, and replace the samples when they cover more
+// runner pods (a short run on a node whose kubelet had no sample of its runner yet would
+// otherwise report fewer runners than ran).
+func WithRunners(sampled []v1alpha1.ResourceUsage, reports []*runner.Usage) []v1alpha1.ResourceUsage {
+	own, ok := Runners(reports)
+	if !ok {
+		return sampled
+	}
+	i := slices.IndexFunc(sampled, func(u v1alpha1.ResourceUsage) bool { return u.Role == own.Role })
+	switch {
+	case i < 0:
+		return append(sampled, own)
+	case own.Pods > sampled[i].Pods:
+		sampled[i] = own
+	}
+	return sampled
+}
+
 // averaged finishes a role's usage from per-pod sums: averages over u.Pods, CPU rounded.
 func averaged(u v1alpha1.ResourceUsage, cpuSum, memSum float64) v1alpha1.ResourceUsage {
 	u.CPUAvgCores = round2(cpuSum / float64(u.Pods))
