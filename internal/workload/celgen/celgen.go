@@ -112,7 +112,7 @@ func kindBlocks(ds []workload.Descriptor) map[string][]string {
 	}
 	return map[string][]string{
 		"externalEnum":    {"// +kubebuilder:validation:Enum=" + strings.Join(kinds, ";")},
-		"externalKinds":   {"var externalKinds = []ExternalKind{" + strings.Join(goList, ", ") + "}"},
+		"externalKinds":   {"var externalKinds = []ExternalKind{" + strings.Join(goList, ", ") + "}", ""}, // gofmt's blank line
 		"externalKindDoc": {"\t// Kind is the protocol: " + english(kinds, "or") + "."},
 		"streamKinds": {marker(fmt.Sprintf("!has(self.kind) || !(self.kind in [%s]) || !has(self.passwordSecretRef)", quoted(stream)),
 			fmt.Sprintf("passwordSecretRef does not apply to kind %s", english(stream, "or")), "")},
