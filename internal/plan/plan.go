@@ -174,6 +174,10 @@ type Scenario struct {
 	DataSize int32 `json:"dataSize,omitempty"`
 	// Arrival, when set, runs the scenario as an open model (arrival.go).
 	Arrival *Arrival `json:"arrival,omitempty"`
+	// Settings are the settings objects of a type without a typed field here, by their JSON
+	// name (workload.Descriptor.Settings), as the API has them: entries of the scenario's
+	// JSON of their own, after the typed fields (MarshalJSON).
+	Settings map[string]json.RawMessage `json:"-"`
 }
 
 // HTTPRequest is an http scenario's request.
@@ -256,7 +260,10 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	var custom []string // script scenario names, in order
 	for _, s := range load.Scenarios {
 		d := workload.Length(&load, s)
-		sc := scenarioFor(s, offset, d, vus)
+		sc, err := scenarioFor(s, offset, d, vus)
+		if err != nil {
+			return Invocation{}, err
+		}
 		fixedCount(&sc, s, index, count)
 		sc.Arrival = arrivalFor(s.Arrival, d, index, count)
 		if s.Type == v1alpha1.ScenarioScript {
@@ -304,14 +311,21 @@ func ForRunnerIn(scriptDir string, run *v1alpha1.BenchmarkRun, endpoints []v1alp
 	return inv, nil
 }
 
-// scenarioFor is a scenario's plan: it starts at offset, its VUs run for d.
-func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario {
+// scenarioFor is a scenario's plan: it starts at offset, its VUs run for d. The settings of a
+// type without a typed field here are its descriptor's Settings, passed as they are.
+func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) (Scenario, error) {
 	sc := Scenario{
 		Name: s.Name, Type: string(s.Type), StartMs: offset.Milliseconds(), DurationMs: d.Milliseconds(),
 		VUs: vus, KeySpace: DefaultKeySpace, Params: s.ParamMap(),
 	}
 	if d, ok := workload.For(s.Type); ok {
 		sc.Address = string(d.Address)
+		if d.Settings != "" {
+			var err error
+			if sc.Settings, err = settingsOf(s, d.Settings); err != nil {
+				return Scenario{}, err
+			}
+		}
 	}
 	if s.KeySpace != nil {
 		sc.KeySpace = *s.KeySpace
@@ -332,19 +346,25 @@ func scenarioFor(s v1alpha1.Scenario, offset, d time.Duration, vus int) Scenario
 		sc.GRPC = &GRPCCall{Method: g.Method, Request: g.Request, BodyField: g.BodyField, Metadata: g.Metadata}
 	}
 	if y := s.YCSB; y != nil {
-		sc.YCSB = &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
-			RecordCount: sc.KeySpace, Distribution: string(y.RequestDistribution)}
-		if y.RecordCount != nil {
-			sc.YCSB.RecordCount = *y.RecordCount
-		}
-		if y.ReadModifyWriteProportion != nil {
-			sc.YCSB.ReadModifyWrite = *y.ReadModifyWriteProportion
-		}
-		if sc.YCSB.Distribution == "" {
-			sc.YCSB.Distribution = string(v1alpha1.DistributionZipfian)
-		}
+		sc.YCSB = ycsbOf(y, sc.KeySpace)
 	}
-	return sc
+	return sc, nil
+}
+
+// ycsbOf is a ycsb scenario's workload, defaults filled in (recordCount: keySpace).
+func ycsbOf(y *v1alpha1.YCSBSpec, keySpace int64) *YCSB {
+	w := &YCSB{Read: y.ReadProportion, Update: y.UpdateProportion, Insert: y.InsertProportion,
+		RecordCount: keySpace, Distribution: string(y.RequestDistribution)}
+	if y.RecordCount != nil {
+		w.RecordCount = *y.RecordCount
+	}
+	if y.ReadModifyWriteProportion != nil {
+		w.ReadModifyWrite = *y.ReadModifyWriteProportion
+	}
+	if w.Distribution == "" {
+		w.Distribution = string(v1alpha1.DistributionZipfian)
+	}
+	return w
 }
 
 // httpRequest is the request of an http scenario, defaults filled in.

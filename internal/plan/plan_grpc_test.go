@@ -51,7 +51,7 @@ func TestGRPCPlan(t *testing.T) {
 		if err := json.Unmarshal([]byte(inv.Env[EnvPlan]), &spec); err != nil {
 			t.Fatal(err)
 		}
-		if target.GRPC == nil || len(target.GRPC.Addrs) != 1 || target.GRPC.Addrs[0] != tc.addr || target.GRPC.TLS != tc.tls {
+		if g := target.Stream("grpc"); g == nil || len(g.Addrs) != 1 || g.Addrs[0] != tc.addr || g.TLS != tc.tls {
 			t.Errorf("%s: target %s", tc.name, inv.Env[EnvTarget])
 		}
 		s := spec.Scenarios[0]

@@ -47,7 +47,7 @@ func TestTCPEchoPlan(t *testing.T) {
 		if err := json.Unmarshal([]byte(inv.Env[EnvPlan]), &spec); err != nil {
 			t.Fatal(err)
 		}
-		if target.TCP == nil || len(target.TCP.Addrs) != tc.addrs || target.TCP.TLS != tc.tls || target.Redis != nil {
+		if tcp := target.Stream("tcp"); tcp == nil || len(tcp.Addrs) != tc.addrs || tcp.TLS != tc.tls || target.Redis != nil {
 			t.Errorf("%s: target %s", tc.name, inv.Env[EnvTarget])
 		}
 		if s := spec.Scenarios[0]; s.Type != "tcp.echo" || s.BodySize != 1000 || s.Pipeline != 4 || s.VUs != 10 {
@@ -79,7 +79,7 @@ func TestHTTPPlan(t *testing.T) {
 	var spec Spec
 	_ = json.Unmarshal([]byte(inv.Env[EnvTarget]), &target)
 	_ = json.Unmarshal([]byte(inv.Env[EnvPlan]), &spec)
-	if target.HTTP == nil || target.HTTP.Addrs[0] != "web:443" || !target.HTTP.TLS {
+	if h := target.Stream("http"); h == nil || h.Addrs[0] != "web:443" || !h.TLS {
 		t.Errorf("target %s", inv.Env[EnvTarget])
 	}
 	get, post := spec.Scenarios[0].HTTP, spec.Scenarios[1].HTTP

@@ -223,7 +223,7 @@ func TestPlanScenarioAddress(t *testing.T) {
 		t.Errorf("plan: %s", inv.Env[EnvPlan])
 	}
 	full := Target{Redis: &RedisTarget{Addrs: []string{"r"}}, HeTu: &HeTuTarget{Addrs: []string{"h"}},
-		TCP: &TCPTarget{Addrs: []string{"t"}}, HTTP: &TCPTarget{Addrs: []string{"w"}}, GRPC: &TCPTarget{Addrs: []string{"g"}}}
+		Streams: map[string]*TCPTarget{"tcp": {Addrs: []string{"t"}}, "http": {Addrs: []string{"w"}}, "grpc": {Addrs: []string{"g"}}}}
 	for _, d := range workload.All() {
 		if d.Address == workload.AddressAny {
 			continue

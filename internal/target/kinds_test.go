@@ -1,6 +1,7 @@
 package target
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -61,8 +62,7 @@ func TestKindsOneHome(t *testing.T) {
 		}
 		addrs, _ := k.Wire(&spec, tg.Endpoints())
 		dry, _ := k.Wire(&spec, DryRunEndpoints(&spec))
-		if (addrs.Redis == nil) != (dry.Redis == nil) || (addrs.HeTu == nil) != (dry.HeTu == nil) || (addrs.TCP == nil) != (dry.TCP == nil) ||
-			(addrs.GRPC == nil) != (dry.GRPC == nil) {
+		if (addrs.Redis == nil) != (dry.Redis == nil) || (addrs.HeTu == nil) != (dry.HeTu == nil) || !slices.Equal(slices.Sorted(maps.Keys(addrs.Streams)), slices.Sorted(maps.Keys(dry.Streams))) {
 			t.Errorf("%s: the dry run wires %+v, the real endpoints %+v", k.Field, dry, addrs)
 		}
 	}

@@ -1,11 +1,14 @@
 package target
 
 import (
+	"bytes"
 	"encoding/json"
-	"reflect"
-	"strings"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/workload"
 )
 
 // This file is what the load scripts get of a target (plan.Target is Addresses): the endpoint
@@ -60,16 +63,83 @@ type Addresses struct {
 	Redis *RedisAddresses `json:"redis,omitempty"`
 	// HeTu is the HeTu endpoint for hetu.* scenarios.
 	HeTu *HeTuAddresses `json:"hetu,omitempty"`
-	// TCP is the TCP endpoint for tcp.* scenarios (a custom target's first port, or an
-	// external target of kind tcp).
-	TCP *StreamAddresses `json:"tcp,omitempty"`
-	// HTTP is the HTTP endpoint for http scenarios (a custom target's first port, or an
-	// external target of kind http: https when its TLS is enabled).
-	HTTP *StreamAddresses `json:"http,omitempty"`
-	// GRPC is the gRPC endpoint for grpc scenarios (a custom target's port named grpc, else
-	// its first port, or an external target of kind grpc: TLS when enabled).
-	GRPC *StreamAddresses `json:"grpc,omitempty"`
+	// Streams are the plain TCP (or TLS) endpoints by stream address (workload.Streams: tcp,
+	// http, grpc), each a custom target's port named like it (else its first port) or an
+	// external target of the kind named like it (TLS when enabled). BENCHRUN_TARGET has them
+	// as entries of their own, after hetu, in the descriptors' order (MarshalJSON).
+	Streams map[string]*StreamAddresses `json:"-"`
 }
+
+// fixedAddresses is Addresses without its methods: its entries of fixed names.
+type fixedAddresses Addresses
+
+// MarshalJSON writes the stream entries as entries of their own after the fixed ones, in the
+// order of workload.Streams (then any other name, sorted): {"redis":…,"tcp":…,"http":…}.
+func (a Addresses) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(fixedAddresses(a))
+	if err != nil || len(a.Streams) == 0 {
+		return b, err
+	}
+	names := streamEntries()
+	for _, n := range slices.Sorted(maps.Keys(a.Streams)) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	out := bytes.NewBuffer(b[:len(b)-1]) // without its closing brace
+	for _, n := range names {
+		s, ok := a.Streams[n]
+		if !ok || s == nil {
+			continue
+		}
+		v, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(n)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: every entry but redis and hetu is a stream.
+func (a *Addresses) UnmarshalJSON(b []byte) error {
+	var fixed fixedAddresses
+	if err := json.Unmarshal(b, &fixed); err != nil {
+		return err
+	}
+	var entries map[string]json.RawMessage
+	if err := json.Unmarshal(b, &entries); err != nil {
+		return err
+	}
+	*a = Addresses(fixed)
+	a.Streams = nil
+	for n, raw := range entries {
+		if n == "redis" || n == "hetu" {
+			continue
+		}
+		var s *StreamAddresses
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("BENCHRUN_TARGET entry %s: %w", n, err)
+		}
+		if s != nil {
+			if a.Streams == nil {
+				a.Streams = map[string]*StreamAddresses{}
+			}
+			a.Streams[n] = s
+		}
+	}
+	return nil
+}
+
+// Stream is the stream entry named name (tcp, http, grpc); nil when the target has none.
+func (a Addresses) Stream(name string) *StreamAddresses { return a.Streams[name] }
 
 // Addrs are the host:port addresses of the entry whose JSON name is address (as the load
 // scripts read TARGET[address]; workload.Descriptor.Address names it); none when the target
@@ -88,33 +158,27 @@ func (a Addresses) Addrs(address string) []string {
 	return entries[address].Addrs
 }
 
-// streamType is the type of a stream entry of Addresses.
-var streamType = reflect.TypeFor[*StreamAddresses]()
-
-// streamEntries are the JSON names of Addresses' stream entries (tcp, http, grpc: the
-// protocols spoken over a plain TCP or TLS connection), in field order.
+// streamEntries are the names of the stream entries (workload.Streams: tcp, http, grpc, the
+// protocols spoken over a plain TCP or TLS connection), in the descriptors' order.
 func streamEntries() []string {
 	var out []string
-	t := reflect.TypeFor[Addresses]()
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Type == streamType {
-			out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
-		}
+	for _, a := range workload.Streams() {
+		out = append(out, string(a))
 	}
 	return out
 }
 
-// setStream sets the stream entry whose JSON name is name to s; false when there is none
-// (a Redis or HeTu entry, an unknown name).
+// setStream sets the stream entry name to s; false when name is no stream address
+// (workload.Streams: a Redis or HeTu kind, an unknown name).
 func (a *Addresses) setStream(name string, s *StreamAddresses) bool {
-	v, t := reflect.ValueOf(a).Elem(), reflect.TypeFor[Addresses]()
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Type == streamType && strings.Split(f.Tag.Get("json"), ",")[0] == name {
-			v.Field(i).Set(reflect.ValueOf(s))
-			return true
-		}
+	if !slices.Contains(streamEntries(), name) {
+		return false
 	}
-	return false
+	if a.Streams == nil {
+		a.Streams = map[string]*StreamAddresses{}
+	}
+	a.Streams[name] = s
+	return true
 }
 
 // externalRoles are the endpoint roles of an external target: its kind (any of them) and
@@ -127,7 +191,8 @@ func externalRoles() []string {
 	return append(out, RoleReplica)
 }
 
-// StreamAddresses is a plain TCP (or TLS) endpoint: tcp, http and grpc scenarios.
+// StreamAddresses is a plain TCP (or TLS) endpoint: the scenarios of a stream address (tcp,
+// http, grpc; workload.Streams).
 type StreamAddresses struct {
 	// Addrs are host:port addresses; VUs spread over them.
 	Addrs []string `json:"addrs"`
@@ -217,7 +282,7 @@ func (w *wiring) externalRedis(e *v1alpha1.ExternalTarget) {
 	}
 }
 
-// externalStream is the endpoint of an external target of kind tcp, http or grpc.
+// externalStream is the endpoint of an external target of a stream kind (tcp, http, grpc).
 func externalStream(e *v1alpha1.ExternalTarget) *StreamAddresses {
 	r := &StreamAddresses{Addrs: e.Addresses}
 	if e.TLS != nil && e.TLS.Enabled {

@@ -37,7 +37,7 @@ func TestStreamWiring(t *testing.T) {
 		}
 	}
 	a, _ := wireExternal(&v1alpha1.TargetSpec{External: &v1alpha1.ExternalTarget{Kind: v1alpha1.ExternalRedis, Addresses: []string{"r:6379"}}}, nil)
-	if a.Redis == nil || a.TCP != nil || a.HTTP != nil || a.GRPC != nil {
+	if a.Redis == nil || len(a.Streams) != 0 {
 		t.Errorf("external redis: %s", enc(a))
 	}
 	if got := externalRoles(); !slices.Equal(got, []string{"redis", "hetu", "tcp", "http", "grpc", RoleReplica}) {

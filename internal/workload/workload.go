@@ -51,10 +51,17 @@ type Descriptor struct {
 	// Iterations tells whether its live progress counts k6 iterations (its calls are recorded
 	// by the user's script, which k6 does not see).
 	Iterations bool
+	// Settings is the JSON name of its settings object in the API's Scenario (foo for
+	// spec.load.scenarios[].foo) when internal/plan has no typed field of that name: the plan
+	// passes the object as the API has it, under the same name, in BENCHRUN_PLAN ("": none;
+	// the built-in http, grpc, hetuCall and ycsb settings have typed plan fields).
+	Settings string
 }
 
-// Address is which address of the target a scenario type connects to: the fields of the
-// load scripts' BENCHRUN_TARGET (plan.Target), which each target kind wires.
+// Address is which address of the target a scenario type connects to: the entries of the
+// load scripts' BENCHRUN_TARGET (plan.Target), which each target kind wires. Every address
+// but Redis, HeTu and Any is a stream address (Streams): a new protocol names a new one in
+// its descriptor and needs no constant here.
 type Address string
 
 // Target addresses.
@@ -83,6 +90,60 @@ func (a Address) Endpoint() string {
 		return e
 	}
 	return "a " + string(a) + " endpoint"
+}
+
+// IsStream tells whether a is a stream address: a plain TCP (or TLS) endpoint (Streams).
+func (a Address) IsStream() bool {
+	return a != "" && a != AddressRedis && a != AddressHeTu && a != AddressAny
+}
+
+// Streams are the stream addresses of the descriptors (tcp, http, grpc), in their order: the
+// protocols spoken over a plain TCP (or TLS) connection. Each is a BENCHRUN_TARGET entry of
+// its own name with the same fields (target.StreamAddresses), which a custom target fills
+// with its port named like it (else its first port) and an external target of the kind
+// named like it with its addresses.
+func Streams() []Address {
+	var out []Address
+	for _, d := range descriptors {
+		if d.Address.IsStream() && !slices.Contains(out, d.Address) {
+			out = append(out, d.Address)
+		}
+	}
+	return out
+}
+
+// ExternalKinds are the external target kinds of ds: those of the Redis and HeTu addresses
+// first (the targets benchrun also deploys), then the others in the descriptors' order. With
+// All() it is the ExternalKind Enum (hack/workload-cel generates it).
+func ExternalKinds(ds []Descriptor) []v1alpha1.ExternalKind {
+	var out []v1alpha1.ExternalKind
+	add := func(keep func(Descriptor) bool) {
+		for _, d := range ds {
+			for _, k := range d.External {
+				if keep(d) && !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	add(func(d Descriptor) bool { return d.Address == AddressRedis })
+	add(func(d Descriptor) bool { return d.Address == AddressHeTu })
+	add(func(Descriptor) bool { return true })
+	return out
+}
+
+// StreamKinds are the external kinds of ds's types on stream addresses (tcp, http, grpc):
+// endpoints without Redis credentials or HeTu settings.
+func StreamKinds(ds []Descriptor) []v1alpha1.ExternalKind {
+	var out []v1alpha1.ExternalKind
+	for _, d := range ds {
+		for _, k := range d.External {
+			if d.Address.IsStream() && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // Exec is the function of scripts/k6/benchrun.js running its scenarios (the k6 exec): the
@@ -195,6 +256,15 @@ func (d Descriptor) closed(why string) Descriptor {
 
 // All are the descriptors of every built-in scenario type.
 func All() []Descriptor { return slices.Clone(descriptors) }
+
+// Register adds d (a type made up by a test, such as foo) to the descriptors until remove is
+// called: tests show that a type flows through the plan and the target wiring with nothing
+// but its descriptor. Only for tests that do not run in parallel with others reading them.
+func Register(d Descriptor) (remove func()) {
+	saved := descriptors
+	descriptors = append(slices.Clone(descriptors), d)
+	return func() { descriptors = saved }
+}
 
 // For is the descriptor of type t; false for an unknown type.
 func For(t v1alpha1.ScenarioType) (Descriptor, bool) {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,16 +65,30 @@ func TestDescriptors(t *testing.T) {
 }
 
 // TestDescriptorAddresses: every type names the address it connects to, and one that runs
-// against external targets connects to the address of those kinds; report shapes are known.
+// against external targets connects to the address of those kinds: redis and hetu, else the
+// stream address named like the kind (target's wiring fills the entry of the kind's name);
+// the stream addresses are tcp, http and grpc; report shapes are known.
 func TestDescriptorAddresses(t *testing.T) {
-	byExternal := map[v1alpha1.ExternalKind]Address{v1alpha1.ExternalRedis: AddressRedis, v1alpha1.ExternalHeTu: AddressHeTu,
-		v1alpha1.ExternalTCP: AddressTCP, v1alpha1.ExternalHTTP: AddressHTTP, v1alpha1.ExternalGRPC: AddressGRPC}
+	byExternal := map[v1alpha1.ExternalKind]Address{v1alpha1.ExternalRedis: AddressRedis, v1alpha1.ExternalHeTu: AddressHeTu}
+	if got := Streams(); !slices.Equal(got, []Address{AddressTCP, AddressHTTP, AddressGRPC}) {
+		t.Errorf("Streams() = %v", got)
+	}
+	if got := ExternalKinds(All()); !slices.Equal(got, v1alpha1.ExternalKinds()) {
+		t.Errorf("ExternalKinds(All()) = %v, the API's %v", got, v1alpha1.ExternalKinds())
+	}
+	if got := StreamKinds(All()); !slices.Equal(got, []v1alpha1.ExternalKind{v1alpha1.ExternalTCP, v1alpha1.ExternalHTTP, v1alpha1.ExternalGRPC}) {
+		t.Errorf("StreamKinds(All()) = %v", got)
+	}
 	for _, d := range All() {
 		if d.Address == "" {
 			t.Errorf("%s: no Address", d.Type)
 		}
 		for _, k := range d.External {
-			if byExternal[k] != d.Address {
+			want, ok := byExternal[k]
+			if !ok {
+				want = Address(k)
+			}
+			if want != d.Address || d.Address.IsStream() == ok {
 				t.Errorf("%s: runs against external kind %s but connects to %s", d.Type, k, d.Address)
 			}
 		}

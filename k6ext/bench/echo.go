@@ -176,6 +176,8 @@ type echoClient struct {
 	conn *EchoConn
 }
 
+func init() { registerHotPath("echo", (*Module).echo) }
+
 // echo(opts) returns an echo client: opts is {addr, size, pipeline, tls, tlsServerName,
 // tlsInsecure, tlsCA}. The connection is opened on first use, from the VU.
 func (m *Module) echo(c sobek.FunctionCall) sobek.Value {

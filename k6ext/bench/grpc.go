@@ -320,6 +320,8 @@ func (c *GRPCClient) Loop(ctx context.Context, n int64, rec *results.Recorder) i
 	return failed
 }
 
+func init() { registerHotPath("grpc", (*Module).grpcJS) }
+
 // grpcJS is grpc(opts): a client with loop(n) and close(); opts is {addr, method, request,
 // bodyField, bodySize, metadata, tls, tlsServerName, tlsInsecure, tlsCA}.
 func (m *Module) grpcJS(c sobek.FunctionCall) sobek.Value {

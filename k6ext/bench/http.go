@@ -205,6 +205,8 @@ func httpErrKind(err error) string {
 	return errKind(err)
 }
 
+func init() { registerHotPath("http", (*Module).httpJS) }
+
 // httpJS is http(opts): a client with loop(n) and close(); opts is {addr, method, path,
 // headers, bodySize, keepAlive, h2c, tls, tlsServerName, tlsInsecure, tlsCA}.
 func (m *Module) httpJS(c sobek.FunctionCall) sobek.Value {

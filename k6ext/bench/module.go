@@ -37,22 +37,37 @@ type Module struct {
 // newRand returns a fast unsynchronised random source seeded from the global one.
 func newRand() *rand.Rand { return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) }
 
-// Exports lists the JS API.
+// Exports lists the JS API: the functions of this file and scenarioinfo.go, then every hot
+// path registered by its own file (registerHotPath).
 func (m *Module) Exports() modules.Exports {
-	return modules.Exports{Named: map[string]any{
+	named := map[string]any{
 		"record":       m.record,
 		"time":         m.time,
 		"randint":      m.randint,
-		"redis":        m.redis,
 		"keys":         m.keys,
 		"scenarioType": m.scenarioType,
-		"echo":         m.echo,
-		"http":         m.httpJS,
-		"grpc":         m.grpcJS,
 		"scenarioInfo": m.jsScenarioInfo,
 		"serverCounts": m.jsServerCounts,
 		"take":         m.jsTake,
-	}}
+	}
+	for name, fn := range hotPaths {
+		named[name] = func(c sobek.FunctionCall) sobek.Value { return fn(m, c) }
+	}
+	return modules.Exports{Named: named}
+}
+
+// hotPaths are the JS functions of k6/x/benchrun that open a workload's Go client (redis,
+// echo, http, grpc), by name: each file registers its own in init (registerHotPath), so a new
+// protocol's hot path is a new file and no edit here.
+var hotPaths = map[string]func(*Module, sobek.FunctionCall) sobek.Value{}
+
+// registerHotPath adds the JS function name of k6/x/benchrun, fn called on the VU's Module;
+// it panics when name is taken (two files registering one name).
+func registerHotPath(name string, fn func(*Module, sobek.FunctionCall) sobek.Value) {
+	if _, ok := hotPaths[name]; ok {
+		panic("k6/x/benchrun: hot path " + name + " registered twice")
+	}
+	hotPaths[name] = fn
 }
 
 // scenarioType(name, type) declares the type of a scenario (e.g. "redis.mixed") before

@@ -41,6 +41,8 @@ type redisClient struct {
 	upsert    upserter
 }
 
+func init() { registerHotPath("redis", (*Module).redis) }
+
 // redis(opts) returns a Redis client. opts is "host:port" or {addr, password, username,
 // db, keyspace, prefix}. The connection is opened on first use, from the VU.
 func (m *Module) redis(c sobek.FunctionCall) sobek.Value {

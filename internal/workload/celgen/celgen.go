@@ -1,6 +1,8 @@
 // Package celgen generates the marker lines of api/v1alpha1 that list scenario types: the
 // ScenarioType Enum and the CEL rules on which types take bodySize, arrival (the open model),
-// each params key, a custom target and an external kind, and the suite's bodySize sweep. It
+// each params key, a custom target and an external kind, and the suite's bodySize sweep; and
+// those listing external kinds: the ExternalKind Enum, v1alpha1.ExternalKinds, the doc of
+// spec.target.external.kind and the rule on the stream kinds (no Redis password). It
 // reads internal/workload's descriptors (which import api/v1alpha1, so hack/workload-cel runs
 // it as a separate program in `make manifests`, before controller-gen) and rewrites the lines
 // between a `// +workloadcel:begin=NAME ...` and a `// +workloadcel:end` line; controller-gen
@@ -10,6 +12,7 @@ package celgen
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,13 +22,13 @@ import (
 )
 
 // Files are the api/v1alpha1 files holding generated blocks.
-var Files = []string{"load_types.go", "benchmarkrun_types.go", "suite_types.go"}
+var Files = []string{"load_types.go", "benchmarkrun_types.go", "suite_types.go", "target_types.go"}
 
 // endLine closes a generated block.
 const endLine = "// +workloadcel:end"
 
 // beginLine opens a generated block and names it.
-var beginLine = regexp.MustCompile(`^// \+workloadcel:begin=([A-Za-z]+) `)
+var beginLine = regexp.MustCompile(`^\s*// \+workloadcel:begin=([A-Za-z]+) `)
 
 // marker is a CEL rule marker line with its message (and fieldPath when not "").
 func marker(rule, message, fieldPath string) string {
@@ -84,7 +87,7 @@ func Blocks(ds []workload.Descriptor) (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]string{
+	blocks := map[string][]string{
 		"enum": {"// +kubebuilder:validation:Enum=" + strings.Join(enum, ";")},
 		"bodySize": {marker(fmt.Sprintf("!has(self.type) || (!has(self.bodySize) || self.type in [%s])", quoted(body)),
 			fmt.Sprintf("bodySize applies only to %s scenarios", english(body, "and")), "")},
@@ -93,7 +96,36 @@ func Blocks(ds []workload.Descriptor) (map[string][]string, error) {
 		"targets": targets,
 		"suiteBodySize": {marker(fmt.Sprintf("!has(self.sweeps) || self.sweeps.all(w, w.field != 'bodySize' || self.template.load.scenarios.all(s, s.type in [%s]))", quoted(body)),
 			fmt.Sprintf("spec.sweeps: a bodySize sweep sets every scenario's bodySize, which applies only to %s scenarios", english(body, "and")), ".sweeps")},
-	}, nil
+	}
+	maps.Copy(blocks, kindBlocks(ds))
+	return blocks, nil
+}
+
+// kindBlocks are the blocks listing the external kinds of ds (workload.ExternalKinds): the
+// ExternalKind Enum, v1alpha1's externalKinds, the doc of ExternalTarget.Kind, and the rule
+// refusing a Redis password for the stream kinds (workload.StreamKinds).
+func kindBlocks(ds []workload.Descriptor) map[string][]string {
+	kinds, stream := names(workload.ExternalKinds(ds)), names(workload.StreamKinds(ds))
+	goList := make([]string, len(kinds))
+	for i, k := range kinds {
+		goList[i] = fmt.Sprintf("%q", k)
+	}
+	return map[string][]string{
+		"externalEnum":    {"// +kubebuilder:validation:Enum=" + strings.Join(kinds, ";")},
+		"externalKinds":   {"var externalKinds = []ExternalKind{" + strings.Join(goList, ", ") + "}", ""}, // gofmt's blank line
+		"externalKindDoc": {"\t// Kind is the protocol: " + english(kinds, "or") + "."},
+		"streamKinds": {marker(fmt.Sprintf("!has(self.kind) || !(self.kind in [%s]) || !has(self.passwordSecretRef)", quoted(stream)),
+			fmt.Sprintf("passwordSecretRef does not apply to kind %s", english(stream, "or")), "")},
+	}
+}
+
+// names are kinds as strings.
+func names(kinds []v1alpha1.ExternalKind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 // arrivalRule is the rule refusing arrival on the types without the open model, each with
@@ -202,7 +234,7 @@ func addressRules(ds []workload.Descriptor) []string {
 			continue
 		}
 		var others []string
-		for _, k := range v1alpha1.ExternalKinds() {
+		for _, k := range workload.ExternalKinds(ds) {
 			if k != v1alpha1.ExternalRedis {
 				others = append(others, string(k))
 			}

@@ -40,12 +40,12 @@ func TestGeneratedUpToDate(t *testing.T) {
 	}
 }
 
-// TestNewTypeFoo: a made-up type foo with a custom-target port and an external kind foo, body
-// size and the open model, appears in every list its descriptor puts it in, with no edit to
-// the rules by hand.
+// TestNewTypeFoo: a made-up type foo with a custom-target port and an external kind foo on
+// its own address (a new protocol), body size and the open model, appears in every list its
+// descriptor puts it in (the external kinds' too), with no edit to the rules by hand.
 func TestNewTypeFoo(t *testing.T) {
 	foo := workload.Descriptor{Type: "foo", BodySize: true, OpenModel: true, Custom: true,
-		External: []v1alpha1.ExternalKind{"foo"}, Server: "a foo server", Params: []string{"batch"}}
+		External: []v1alpha1.ExternalKind{"foo"}, Server: "a foo server", Params: []string{"batch"}, Address: "foo"}
 	blocks, err := Blocks(append(workload.All(), foo))
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +56,11 @@ func TestNewTypeFoo(t *testing.T) {
 		"suiteBodySize": "http, grpc and foo scenarios",
 		"targets":       "message=\"scenarios of type foo need a foo server: set spec.target.custom, or spec.target.external with kind: foo\"",
 		"params":        "k == 'batch' ||",
+		// its external kind foo on its own (stream) address foo:
+		"externalEnum":    "Enum=redis;hetu;tcp;http;grpc;foo",
+		"externalKinds":   `{"redis", "hetu", "tcp", "http", "grpc", "foo"}`,
+		"externalKindDoc": "Kind is the protocol: redis, hetu, tcp, http, grpc or foo.",
+		"streamKinds":     "self.kind in ['tcp', 'http', 'grpc', 'foo']) || !has(self.passwordSecretRef)\",message=\"passwordSecretRef does not apply to kind tcp, http, grpc or foo\"",
 	} {
 		if got := strings.Join(blocks[name], "\n"); !strings.Contains(got, want) {
 			t.Errorf("block %s: no %q in\n%s", name, want, got)
@@ -63,6 +68,9 @@ func TestNewTypeFoo(t *testing.T) {
 	}
 	if got := strings.Join(blocks["targets"], "\n"); !strings.Contains(got, "s.type in ['script', 'tcp.echo', 'http', 'grpc', 'foo']") {
 		t.Errorf("the custom target rule does not admit foo:\n%s", got)
+	}
+	if got := strings.Join(blocks["targets"], "\n"); !strings.Contains(got, "an external target of kind hetu, tcp, http, grpc or foo has none") {
+		t.Errorf("the Redis endpoint rule does not name the external kind foo:\n%s", got)
 	}
 	if _, err := Blocks(append(workload.All(), workload.Descriptor{Type: "bar"})); err == nil || !strings.Contains(err.Error(), "Closed") {
 		t.Errorf("a type without the open model and without a Closed reason: %v", err)
