@@ -44,6 +44,7 @@ type Recorder struct {
 	ops                  []*Recorder   // per-operation recorders (Op), in creation order
 	open                 *openRecorder // open-model figures (RecordOpen), nil for a closed model
 	secs                 *secondsRec   // per-second figures around faults (SetWindows), nil without
+	lat                  *latencyRec   // latency per interval (latencytime.go), nil for operations
 }
 
 // Op returns the recorder of operation name within this scenario (e.g. YCSB "read"),
@@ -61,6 +62,7 @@ func (r *Recorder) Op(name string) *Recorder {
 		return r.Op(OtherValue)
 	}
 	op := NewRecorder(strings.Clone(name), "")
+	op.lat = nil // operations have no latency timeline
 	r.ops = append(r.ops, op)
 	return op
 }
@@ -129,6 +131,7 @@ func NewRecorder(name, scenarioType string) *Recorder {
 		counts:       make([]int64, hdrCountsLen),
 		bucketMs:     TimelineWidthsMs[0],
 		starts:       make([]int64, 0, 600),
+		lat:          newLatencyRec(),
 	}
 }
 
@@ -149,6 +152,9 @@ func (r *Recorder) record(start time.Time, d time.Duration, endNs int64, returnV
 	}
 	r.counts[hdrIndex(us)]++
 	startNs := start.UnixNano()
+	if r.lat != nil {
+		r.lat.record(startNs, us)
+	}
 	if r.calls == 0 {
 		r.min, r.firstStart, r.lastEnd = us, startNs, startNs
 	}
@@ -266,6 +272,7 @@ func (r *Recorder) Scenario() Scenario {
 	}
 	s.Starts.StartUnixMs = r.startMs
 	s.Starts.Counts = slices.Clone(r.starts)
+	s.LatencyTimeline = r.lat.snapshot()
 	for _, op := range r.ops {
 		if op.calls > 0 || op.open != nil {
 			s.Operations = append(s.Operations, op.Scenario())
