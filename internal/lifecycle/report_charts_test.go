@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/charts"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -104,6 +105,31 @@ func TestChartsFromDocument(t *testing.T) {
 	// The fault's failures show: errors per second around 0 (the fault's second).
 	if !strings.Contains(string(files[calls]), "errors, fault at 20s") {
 		t.Errorf("fault chart lacks the errors series:\n%.2000s", files[calls])
+	}
+	// Latency over time: a chart per scenario, p50/p90/p99/max per second, the fault's slow
+	// calls in the seconds 20 and 21 (a dot's tooltip gives each point's value).
+	for _, sc := range doc.Scenarios {
+		name := LatencyTimeChartFile(sc.Name)
+		svg := string(files[name])
+		if n := svgElements(t, name, files[name]); n != 4 {
+			t.Errorf("%s: %d series, want 4", name, n)
+		}
+		pts := sc.LatencyTimeline.Points()
+		if len(pts) != 40 || pts[20].P99Ms != 50 || pts[20].MaxMs != 50 || pts[0].MaxMs != 0.899 {
+			t.Fatalf("%s: points %+v", sc.Name, pts)
+		}
+		for _, want := range []string{"p99: elapsed 20s, latency (ms) 50</title>", "max: elapsed 5s, latency (ms) " + charts.FormatValue(pts[5].MaxMs) + "</title>",
+			"p50: elapsed 39s, latency (ms) " + charts.FormatValue(pts[39].P50Ms) + "</title>"} {
+			if !strings.Contains(svg, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
+	if got := LatencyTimeChartFile(chartHostileName); got != "chart-latency-time-get_script_alert_1___script____x.svg" {
+		t.Errorf("latency chart file of a hostile scenario name: %s", got)
+	}
+	if order := keys(files); order[0] != ChartCPS || !strings.HasPrefix(order[1], "chart-latency-time-") || order[3] != ChartLatency {
+		t.Errorf("chart order: %v", order)
 	}
 	// Without the document (the operator's report), the charts come from the summary.
 	files, err = Charts(sum, nil)
