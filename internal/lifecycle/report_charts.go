@@ -193,8 +193,9 @@ func cpsSeries(sum results.Summary, doc *results.Document) []charts.Series {
 
 // latencyTimeCharts adds, per scenario of doc with a latency timeline, its p50, p90, p99 and
 // max latency per interval of call starts (x: elapsed from the run's start, like the CPS
-// chart; a point per interval with calls, at the interval's start). The charts share
-// chartPointBudget, at least 40 points per line each (charts.Downsample keeps the spikes).
+// chart; a point per interval with calls, at the interval's start, the lines broken where
+// intervals have none). The charts share chartPointBudget, at least 40 points per line each
+// (charts.Downsample keeps the spikes; a downsampled line is not broken).
 func latencyTimeCharts(out map[string][]byte, sum results.Summary, doc *results.Document) error {
 	if doc == nil {
 		return nil
@@ -226,8 +227,13 @@ func latencyTimeCharts(out map[string][]byte, sum results.Summary, doc *results.
 			{"max", func(p results.LatencyPoint) float64 { return p.MaxMs }},
 		} {
 			s := charts.Series{Name: st.name, Dashed: st.name == "max"}
-			for _, p := range pts {
-				s.Points = append(s.Points, charts.Point{X: max(float64(p.StartUnixMs-t0.UnixMilli())/1000, 0), Y: st.v(p)})
+			gaps := len(sc.LatencyTimeline.Intervals) <= per
+			for k, p := range pts {
+				x := max(float64(p.StartUnixMs-t0.UnixMilli())/1000, 0)
+				if gaps && k > 0 && p.StartUnixMs-pts[k-1].StartUnixMs > sc.LatencyTimeline.BucketMs {
+					s.Points = append(s.Points, charts.Point{X: x, Y: math.NaN()})
+				}
+				s.Points = append(s.Points, charts.Point{X: x, Y: st.v(p)})
 			}
 			s.Points = charts.Downsample(s.Points, per)
 			c.Series = append(c.Series, s)

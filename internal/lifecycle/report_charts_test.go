@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,36 @@ func TestChartsSizeOfALongRun(t *testing.T) {
 		t.Logf("%s: charts of 32 scenarios × 24 h: %d KiB", c.name, total>>10)
 		if total > 400<<10 {
 			t.Errorf("%s: charts of %d KiB, more than 400 KiB", c.name, total>>10)
+		}
+	}
+}
+
+// TestLatencyTimeChartGap: the latency lines break over the seconds without call starts (a
+// paused target under a closed loop) instead of drawing through them.
+func TestLatencyTimeChartGap(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	rec := results.NewRecorder("set", "redis.set")
+	for ms := range 10_000 {
+		if ms < 5000 || ms >= 8000 {
+			rec.Record(start.Add(time.Duration(ms)*time.Millisecond), time.Duration(100+ms%300)*time.Microsecond, "OK", "")
+		}
+	}
+	doc, err := results.NewDocument("runner-0", rec.Scenario())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Charts(results.Summarize(doc, results.DefaultOptions()), doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(files[LatencyTimeChartFile("set")])
+	paths := regexp.MustCompile(`class="series" d="([^"]+)"`).FindAllStringSubmatch(svg, -1)
+	if len(paths) != 4 {
+		t.Fatalf("%d lines", len(paths))
+	}
+	for _, p := range paths {
+		if strings.Count(p[1], "M") != 2 || strings.Count(p[1], "L") != 5 {
+			t.Errorf("a line over 5 + 2 seconds with a 3 s gap: %s", p[1])
 		}
 	}
 }
