@@ -1,6 +1,8 @@
 package results
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -435,4 +437,102 @@ func intervalQuantile(iv []int64, calls int64, q float64) float64 {
 		}
 	}
 	return float64(iv[0]) / 1000
+}
+
+// UnmarshalJSON decodes a latency timeline allocating its intervals exactly: one slice of
+// every number and one of the intervals' headers (empty intervals share nothing), counted
+// before they are allocated; more than MaxLatencyIntervals intervals or
+// 2+latencyBinCount numbers in one is an error. Numbers are JSON integers.
+func (t *LatencyTimeline) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		StartUnixMs int64           `json:"startUnixMs"`
+		BucketMs    int64           `json:"bucketMs"`
+		Intervals   json.RawMessage `json:"intervals"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	t.StartUnixMs, t.BucketMs, t.Intervals = raw.StartUnixMs, raw.BucketMs, nil
+	c := bytes.TrimSpace(raw.Intervals)
+	if len(c) == 0 || string(c) == "null" {
+		return nil
+	}
+	n, nums, err := scanIntervals(c, nil, nil)
+	if err != nil {
+		return fmt.Errorf("intervals: %w", err)
+	}
+	t.Intervals = make([][]int64, 0, n)
+	_, _, err = scanIntervals(c, make([]int64, 0, nums), &t.Intervals)
+	return err
+}
+
+// scanIntervals walks the JSON text of an array of arrays of integers, counting the arrays and
+// numbers; with out set it appends each array to *out as a piece of flat (which must have
+// room for every number).
+func scanIntervals(b []byte, flat []int64, out *[][]int64) (n, nums int, err error) {
+	depth, start, in := 0, 0, 0
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			i++
+		case c == '[':
+			if depth++; depth > 2 {
+				return 0, 0, errors.New("nested too deep")
+			}
+			if depth == 2 {
+				if n++; n > MaxLatencyIntervals {
+					return 0, 0, fmt.Errorf("more than %d intervals", MaxLatencyIntervals)
+				}
+				start, in = len(flat), 0
+			}
+			i++
+		case c == ']':
+			if depth == 2 && out != nil {
+				*out = append(*out, flat[start:len(flat):len(flat)])
+			}
+			depth--
+			i++
+		case depth == 2 && (c == '-' || c >= '0' && c <= '9'):
+			v, j, err := parseInteger(b, i)
+			if err != nil {
+				return 0, 0, err
+			}
+			if nums, in = nums+1, in+1; in > 2+latencyBinCount {
+				return 0, 0, fmt.Errorf("interval %d: more than %d numbers", n-1, 2+latencyBinCount)
+			}
+			if out != nil {
+				flat = append(flat, v)
+			}
+			i = j
+		default:
+			return 0, 0, fmt.Errorf("unexpected %q: want arrays of integers", c)
+		}
+	}
+	return n, nums, nil
+}
+
+// parseInteger reads the JSON integer at b[i:] and returns it and the index after it.
+func parseInteger(b []byte, i int) (int64, int, error) {
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	j := i
+	var v int64
+	for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
+		d := int64(b[j] - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, 0, errors.New("integer out of range")
+		}
+		v = v*10 + d
+	}
+	if j == i {
+		return 0, 0, errors.New("not an integer")
+	}
+	if neg {
+		v = -v
+	}
+	return v, j, nil
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -326,6 +327,36 @@ func TestLatencyTimelineSize(t *testing.T) {
 			d, c.tail, len(lt.Intervals), lt.BucketMs/1000, with-without, int(float64(with-without)/d.Minutes()), without, with)
 		if with-without > 32<<10 {
 			t.Fatalf("%s: the latency timeline costs %d bytes", d, with-without)
+		}
+	}
+}
+
+// TestLatencyTimelineHostileDecode: the most intervals the bounds let through (64 scenarios ×
+// 8,784, empty or of one number: the most headers per stored byte) allocate a slice header
+// each and their numbers once, not a slice each: under 40 MiB, not 74 MiB as encoding/json's
+// [][]int64 did; text that is not arrays of integers is refused.
+func TestLatencyTimelineHostileDecode(t *testing.T) {
+	for _, iv := range []string{"[]", "[1]"} {
+		sc := `{"latencyTimeline":{"intervals":[` + iv + strings.Repeat(","+iv, MaxLatencyIntervals-1) + `]}}`
+		doc := []byte(`{"schemaVersion":2,"runners":["r"],"scenarios":[` + sc + strings.Repeat(","+sc, MaxScenarios-1) + `]}`)
+		var a, z runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		_, err := DecodeBytes(doc)
+		runtime.ReadMemStats(&z)
+		alloc := z.TotalAlloc - a.TotalAlloc
+		t.Logf("%s × %d × %d: %d KiB of text, %d MiB allocated (%v)", iv, MaxLatencyIntervals, MaxScenarios, len(doc)>>10, alloc>>20, err)
+		if err == nil || alloc > 40<<20 {
+			t.Errorf("%s: %d MiB allocated, error %v", iv, alloc>>20, err)
+		}
+	}
+	for text, want := range map[string]string{
+		`[[1.5]]`: "unexpected", `[[1e3]]`: "unexpected", `[[null]]`: "unexpected", `[[[1]]]`: "nested too deep",
+		`[["a"]]`: "unexpected", `[[99999999999999999999]]`: "out of range", `[[-9223372036854775809]]`: "out of range",
+	} {
+		var lt LatencyTimeline
+		if err := lt.UnmarshalJSON([]byte(`{"startUnixMs":0,"bucketMs":1000,"intervals":` + text + `}`)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: want an error containing %q, got %v", text, want, err)
 		}
 	}
 }
