@@ -76,20 +76,24 @@ func (doc *Document) allScenarios() []*Scenario {
 
 // Fit coarsens doc until its gzip'd encoding is at most budget bytes or nothing is left to
 // coarsen, and returns the encoding (uncompressed, as Encode writes it) and its gzip size. A
-// document already within budget is returned unchanged. The latency timelines give way first:
-// they are widened (down to latencyTimelineMinBuckets intervals); when that is not enough,
-// the rest of the document is fitted without them (Coarsen, as if they did not exist) and
-// then they are put back, the largest dropped one at a time until the document fits: they
-// never cost the rest of the document any precision.
+// document already within budget (with latency timelines: within LatencyShareEighths eighths
+// of it) is returned unchanged. The latency timelines give way first and may only bring the
+// document up to LatencyShareEighths eighths of the budget, the rest staying headroom: they
+// are widened (down to latencyTimelineMinBuckets intervals); when that is not enough, the rest
+// of the document is fitted to budget without them (Coarsen, as if they did not exist) and
+// then they are put back, the largest dropped one at a time until the document is within its
+// share: they never cost the rest of the document any precision.
 func Fit(doc *Document, budget int) ([]byte, int, error) {
+	withLatency := budget / 8 * LatencyShareEighths
 	raw, n, err := encodeGzip(doc)
-	for err == nil && n > budget && doc.widenLatencyTimelines() {
+	for err == nil && n > withLatency && doc.widenLatencyTimelines() {
 		raw, n, err = encodeGzip(doc)
 	}
-	if err != nil || n <= budget {
+	saved := doc.takeLatencyTimelines()
+	if err != nil || n <= withLatency || (n <= budget && len(saved) == 0) {
+		doc.putLatencyTimelines(saved)
 		return raw, n, err
 	}
-	saved := doc.takeLatencyTimelines()
 	for {
 		if raw, n, err = encodeGzip(doc); err != nil || n <= budget || !doc.Coarsen() {
 			break
@@ -98,16 +102,18 @@ func Fit(doc *Document, budget int) ([]byte, int, error) {
 	if err != nil || len(saved) == 0 {
 		return raw, n, err
 	}
-	all := doc.allScenarios()
-	for i, t := range saved {
-		all[i].LatencyTimeline = t
-	}
+	doc.putLatencyTimelines(saved)
 	for {
-		if raw, n, err = encodeGzip(doc); err != nil || n <= budget || !doc.dropLatencyTimeline() {
+		if raw, n, err = encodeGzip(doc); err != nil || n <= withLatency || !doc.dropLatencyTimeline() {
 			return raw, n, err
 		}
 	}
 }
+
+// LatencyShareEighths is how many eighths of Fit's budget a document with latency timelines
+// may take (7: 448 KiB of StoredBudget), so they never bring a runner's document over half
+// of what it may store; without them a document may take the whole budget.
+const LatencyShareEighths = 7
 
 // encodeGzip encodes doc and returns the encoding and its gzip size.
 func encodeGzip(doc *Document) ([]byte, int, error) {
@@ -167,6 +173,17 @@ func (doc *Document) takeLatencyTimelines() []*LatencyTimeline {
 		}
 	}
 	return out
+}
+
+// putLatencyTimelines gives the scenarios of doc back the latency timelines
+// takeLatencyTimelines took.
+func (doc *Document) putLatencyTimelines(saved []*LatencyTimeline) {
+	all := doc.allScenarios()
+	for i, t := range saved {
+		if t != nil {
+			all[i].LatencyTimeline = t
+		}
+	}
 }
 
 // dropLatencyTimeline removes the largest latency timeline of doc (the most numbers, ties:

@@ -60,6 +60,12 @@ func latencyBin(v int64) int {
 	return 16 + (e-4)*8 + int((v>>(e-3))&7)
 }
 
+// LatencyBin is the index of the latency timeline's bin holding v µs (v in [0, 2^32)).
+func LatencyBin(v int64) int { return latencyBin(v) }
+
+// LatencyBinValue is the lowest value (µs) of the latency timeline's bin i (in [0, 240)).
+func LatencyBinValue(i int) int64 { return latencyBinValue(i) }
+
 // latencyBinValue is the lowest value of bin i.
 func latencyBinValue(i int) int64 {
 	if i < 16 {

@@ -257,17 +257,29 @@ func TestLatencyTimelineFit(t *testing.T) {
 	t.Logf("8 scenarios × 4 min: %d gzip bytes, %d without latency timelines", full, without)
 	// Just under the full size: the timelines widen, the histograms keep 3 figures.
 	d := mustCopy(t, doc)
-	if _, n, err := Fit(d, full-1000); err != nil || n > full-1000 {
+	if _, n, err := Fit(d, full-1000); err != nil || n > (full-1000)/8*LatencyShareEighths {
 		t.Fatalf("fit: %d, %v", n, err)
 	}
 	if lt := d.Scenarios[0].LatencyTimeline; lt == nil || lt.BucketMs == 1000 || d.Scenarios[0].Latency.SignificantFigures != 3 {
 		t.Fatalf("fitted: timeline %+v, sigFigs %d", lt != nil, d.Scenarios[0].Latency.SignificantFigures)
 	}
-	// Between the size without timelines and their narrowest form: some are dropped, 3 figures kept.
+	// The rest fits but not with the narrowest timelines in LatencyShareEighths: some are
+	// dropped, 3 figures kept.
 	d = mustCopy(t, doc)
-	if _, n, err := Fit(d, without+1000); err != nil || n > without+1000 || d.Scenarios[0].Latency.SignificantFigures != 3 {
+	budget := (without + 20_000) / 7 * 8
+	if _, n, err := Fit(d, budget); err != nil || n > budget/8*LatencyShareEighths || d.Scenarios[0].Latency.SignificantFigures != 3 {
 		t.Fatalf("fit: %d, %v", n, err)
 	}
+	kept := 0
+	for _, s := range d.Scenarios {
+		if s.LatencyTimeline != nil {
+			kept++
+		}
+	}
+	if kept == 0 || kept == len(d.Scenarios) {
+		t.Fatalf("%d of %d timelines kept", kept, len(d.Scenarios))
+	}
+	t.Logf("within %d bytes: %d of %d timelines kept", budget, kept, len(d.Scenarios))
 	// Below the size without timelines: the rest is fitted as if they did not exist.
 	d, p := mustCopy(t, doc), mustCopy(t, plain)
 	rawD, _, err := Fit(d, without-1000)
@@ -318,6 +330,11 @@ func TestLatencyTimelineSize(t *testing.T) {
 			}
 			r.Record(base.Add(time.Duration(ms)*time.Millisecond), lat, "v", "")
 		}
+		mem := 24*cap(r.lat.ivs) + 8*len(r.lat.dense)
+		for _, iv := range r.lat.ivs {
+			mem += 8 * cap(iv)
+		}
+		t.Logf("%s: the recorder holds %d KiB of latency timeline", d, mem>>10)
 		doc := mustDoc(t, "r", r.Scenario())
 		lt := doc.Scenarios[0].LatencyTimeline
 		with := gzSize(t, doc)
