@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -171,6 +172,16 @@ func TestLatencyTimelineRecorderWidens(t *testing.T) {
 	}
 	if op := NewRecorder("s", "").Op("read"); op.lat != nil {
 		t.Fatal("an operation records a latency timeline")
+	}
+	r := NewRecorder("s", "")
+	recordCalls(r, rng, base, time.Minute, 100)
+	full, live := r.Scenario(), r.LiveScenario()
+	if live.LatencyTimeline != nil || full.LatencyTimeline == nil {
+		t.Fatal("LiveScenario has a latency timeline, or Scenario none")
+	}
+	full.LatencyTimeline = nil
+	if !reflect.DeepEqual(full, live) {
+		t.Fatal("LiveScenario differs from Scenario beyond the latency timeline")
 	}
 }
 

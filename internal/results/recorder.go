@@ -240,6 +240,16 @@ func (r *Recorder) AddBytes(sent, recv int64) {
 
 // Scenario returns a snapshot of everything recorded so far; the Recorder can go on recording.
 func (r *Recorder) Scenario() Scenario {
+	s := r.LiveScenario()
+	if s.Calls > 0 {
+		s.LatencyTimeline = r.lat.snapshot()
+	}
+	return s
+}
+
+// LiveScenario is Scenario without the latency timeline, the cheaper snapshot live metrics
+// take from a VU's hot path (the timeline's intervals are not copied).
+func (r *Recorder) LiveScenario() Scenario {
 	s := Scenario{
 		Name:          r.name,
 		Type:          r.scenarioType,
@@ -274,7 +284,6 @@ func (r *Recorder) Scenario() Scenario {
 	}
 	s.Starts.StartUnixMs = r.startMs
 	s.Starts.Counts = slices.Clone(r.starts)
-	s.LatencyTimeline = r.lat.snapshot()
 	for _, op := range r.ops {
 		if op.calls > 0 || op.open != nil {
 			s.Operations = append(s.Operations, op.Scenario())
