@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/results"
 )
 
 // faultRun is a Redis run with one pause of the master: redis target fields, load duration,
@@ -114,8 +116,49 @@ func TestRunFaultPauseSingle(t *testing.T) {
 		!strings.Contains(md, "| 0 (fault) |") || !strings.Contains(md, "pause 1s") {
 		t.Errorf("report.md:\n%s", md)
 	}
+	checkMergedLatencyTimelines(t, out)
 	if left := c.leftovers(t); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
+	}
+}
+
+// checkMergedLatencyTimelines: merged.json's latency timelines (two k6 runners) are the
+// merge of the runners' own and count every call in the second it started (sent, for the open
+// model), as the merged start timeline does; the pause shows in the closed loop's max.
+func checkMergedLatencyTimelines(t *testing.T, out string) {
+	t.Helper()
+	merged, err := results.DecodeFile(filepath.Join(out, "merged.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runners []*results.Document
+	for i := range 2 {
+		doc, err := results.DecodeFile(filepath.Join(out, fmt.Sprintf("runner-%d.json", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runners = append(runners, doc)
+	}
+	again, err := results.Merge(runners...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range merged.Scenarios {
+		lt, st := s.LatencyTimeline, s.Starts
+		if lt == nil || !reflect.DeepEqual(lt, again.Scenarios[i].LatencyTimeline) || lt.BucketMs != st.BucketMs {
+			t.Fatalf("%s: latency timeline %+v is not the merge of the runners' (%+v)", s.Name, lt, again.Scenarios[i].LatencyTimeline)
+		}
+		top := 0.0
+		for _, p := range lt.Points() {
+			if n := st.Counts[(p.StartUnixMs-st.StartUnixMs)/st.BucketMs]; p.Calls != n {
+				t.Errorf("%s: %d calls in the interval at %d ms, %d starts", s.Name, p.Calls, p.StartUnixMs, n)
+			}
+			top = max(top, p.MaxMs)
+		}
+		t.Logf("%s: %d intervals of %d ms, largest max %.0f ms", s.Name, len(lt.Points()), lt.BucketMs, top)
+		if top < 900 {
+			t.Errorf("%s: no interval's max shows the 1 s pause (%.0f ms)", s.Name, top)
+		}
 	}
 }
 

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchrun/benchrun/internal/charts"
 	"github.com/benchrun/benchrun/internal/lifecycle"
 	"github.com/benchrun/benchrun/internal/results"
 )
@@ -132,7 +134,11 @@ func TestHTMLReportInChromium(t *testing.T) {
 		stdout, stderr []byte
 		err            error
 	}
-	shotDone, svgDone := make(chan result, 1), make(chan result, 1)
+	merged, err := results.DecodeFile(filepath.Join(out, lifecycle.ReportMerged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shotDone, svgDone, latDone := make(chan result, 1), make(chan result, 1), make(chan result, 1)
 	go func() { // the screenshots and the DOM dump in parallel
 		o, e, err := headless(ctx, bin, page, "--window-size=1200,3000", "--screenshot="+shot)
 		shotDone <- result{o, e, err}
@@ -142,20 +148,25 @@ func TestHTMLReportInChromium(t *testing.T) {
 		o, e, err := headless(ctx, bin, filepath.Join(out, lifecycle.ChartPercentiles), "--window-size=760,400", "--screenshot="+svgShot)
 		svgDone <- result{o, e, err}
 	}()
+	latShot := filepath.Join(filepath.Dir(page), "latency-time.png") // the first scenario's latency over time
+	go func() {
+		o, e, err := headless(ctx, bin, filepath.Join(out, lifecycle.LatencyTimeChartFile(merged.Scenarios[0].Name)), "--window-size=760,400", "--screenshot="+latShot)
+		latDone <- result{o, e, err}
+	}()
 	dom, domErr, err := headless(ctx, bin, page, "--dump-dom")
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v\n%s", err, domErr)
 	}
-	sr, sv := <-shotDone, <-svgDone
-	for _, r := range []result{sr, sv} {
+	sr, sv, sl := <-shotDone, <-svgDone, <-latDone
+	for _, r := range []result{sr, sv, sl} {
 		if r.err != nil {
 			t.Fatalf("chromium --screenshot: %v\n%s", r.err, r.stderr)
 		}
 	}
-	if lines := consoleLines(append(append(domErr, sr.stderr...), sv.stderr...)); len(lines) > 0 {
+	if lines := consoleLines(slices.Concat(domErr, sr.stderr, sv.stderr, sl.stderr)); len(lines) > 0 {
 		t.Errorf("console messages:\n%s", strings.Join(lines, "\n"))
 	}
-	for _, png := range []string{shot, svgShot} {
+	for _, png := range []string{shot, svgShot, latShot} {
 		inked, colours := pngStats(t, png)
 		t.Logf("screenshot %s: %.1f %% non-white, %d colours", filepath.Base(png), inked*100, colours)
 		if inked < 0.02 || colours < 20 {
@@ -164,6 +175,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	}
 	checkCharts(t, dom)
 	checkFigures(t, dom, sum)
+	checkLatencyCharts(t, dom, merged, sum)
 	t.Logf("run, report and browser checks in %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -188,6 +200,45 @@ func checkCharts(t *testing.T, dom []byte) {
 		if !seen[want] {
 			t.Errorf("the page lacks chart %s (has %v)", want, seen)
 		}
+	}
+}
+
+// checkLatencyCharts: the page shows each scenario's latency over time with the merged
+// document's figures: every interval's p50, p99 and max as a dot at its elapsed time.
+func checkLatencyCharts(t *testing.T, dom []byte, doc *results.Document, sum results.Summary) {
+	t.Helper()
+	var t0 time.Time
+	for _, sc := range sum.Scenarios {
+		if sc.Calls > 0 && (t0.IsZero() || sc.Start.Before(t0)) {
+			t0 = sc.Start
+		}
+	}
+	t0 = t0.Truncate(time.Second)
+	charted := map[string]string{}
+	for _, m := range figureRE.FindAllSubmatch(dom, -1) {
+		charted[string(m[1])] = string(m[2])
+	}
+	for _, sc := range doc.Scenarios {
+		body, ok := charted[lifecycle.LatencyTimeChartFile(sc.Name)]
+		pts := sc.LatencyTimeline.Points()
+		if !ok || len(pts) == 0 {
+			t.Errorf("%s: no latency over time chart (%d points)", sc.Name, len(pts))
+			continue
+		}
+		var calls int64
+		for _, p := range pts {
+			at := charts.FormatElapsed(max(float64(p.StartUnixMs-t0.UnixMilli())/1000, 0))
+			for name, v := range map[string]float64{"p50": p.P50Ms, "p99": p.P99Ms, "max": p.MaxMs} {
+				if want := fmt.Sprintf("<title>%s: elapsed %s, latency (ms) %s</title>", name, at, charts.FormatValue(v)); !strings.Contains(body, want) {
+					t.Errorf("%s: the latency chart lacks %s", sc.Name, want)
+				}
+			}
+			calls += p.Calls
+		}
+		if calls != sc.Calls {
+			t.Errorf("%s: the latency timeline holds %d calls, the scenario %d", sc.Name, calls, sc.Calls)
+		}
+		t.Logf("%s: latency over time, %d intervals of %d ms", sc.Name, len(pts), sc.LatencyTimeline.BucketMs)
 	}
 }
 

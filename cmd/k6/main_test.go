@@ -181,6 +181,9 @@ func TestRedisBasicMatchesCommandstats(t *testing.T) {
 			t.Errorf("%s: no bytes counted", name)
 		}
 	}
+	for _, s := range doc.Scenarios {
+		checkLatencyTimeline(t, s)
+	}
 	if v := doc.Scenarios[0].ReturnValues["OK"]; v != doc.Scenarios[0].Calls {
 		t.Errorf("set: %d OK of %d", v, doc.Scenarios[0].Calls)
 	}
@@ -189,6 +192,39 @@ func TestRedisBasicMatchesCommandstats(t *testing.T) {
 		t.Errorf("get return values %v", get)
 	}
 	noSecret(t, password, out)
+}
+
+// checkLatencyTimeline: the latency over time of a scenario recorded by 4 VUs (one recorder
+// each, merged) counts every call in the second it started, as the start timeline does, and
+// its largest interval maximum is the scenario's maximum latency.
+func checkLatencyTimeline(t *testing.T, s results.Scenario) {
+	t.Helper()
+	lt, st := s.LatencyTimeline, s.Starts
+	if lt == nil || lt.BucketMs != 1000 || st.BucketMs != 1000 || lt.StartUnixMs != st.StartUnixMs || len(lt.Intervals) != len(st.Counts) {
+		t.Fatalf("%s: latency timeline %+v, starts %+v", s.Name, lt, st)
+	}
+	var top float64
+	n := 0
+	for _, p := range lt.Points() {
+		if want := st.Counts[(p.StartUnixMs-st.StartUnixMs)/1000]; p.Calls != want || p.P50Ms <= 0 || p.P50Ms > p.P99Ms || p.P99Ms > p.MaxMs {
+			t.Errorf("%s: interval at %d ms: %+v, %d starts", s.Name, p.StartUnixMs, p, want)
+		}
+		top = max(top, p.MaxMs)
+		n++
+	}
+	if top != float64(s.Latency.Max)/1000 || n == 0 {
+		t.Errorf("%s: %d intervals, largest max %v ms, latency max %d µs", s.Name, n, top, s.Latency.Max)
+	}
+	t.Logf("%s: %d calls in %d intervals, p99 per second %v", s.Name, s.Calls, n, p99s(lt.Points()))
+}
+
+// p99s lists the points' p99 latencies (ms).
+func p99s(pts []results.LatencyPoint) []float64 {
+	out := make([]float64, len(pts))
+	for i, p := range pts {
+		out[i] = p.P99Ms
+	}
+	return out
 }
 
 func TestRedisUpsertMatchesExecCount(t *testing.T) {

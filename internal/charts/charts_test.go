@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -84,6 +85,13 @@ func TestLineChartEmptyAndLog(t *testing.T) {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("log axis has no tick %s", want)
 		}
+	}
+	// A NaN breaks the line (two sub-paths); a point a log axis cannot draw does not.
+	svg = render(t, LineChart{Title: "gap", Y: Axis{Kind: Log}, Series: []Series{{Name: "a", Points: []Point{{0, 1}, {1, 0}, {2, 2}, {3, math.NaN()}, {4, 3}, {5, 4}}}}})
+	wellFormed(t, svg)
+	path := regexp.MustCompile(`class="series" d="([^"]+)"`).FindSubmatch(svg)
+	if path == nil || strings.Count(string(path[1]), "M") != 2 || strings.Count(string(path[1]), "L") != 2 {
+		t.Errorf("a line with a gap: %s", path)
 	}
 }
 

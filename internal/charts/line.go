@@ -10,7 +10,8 @@ import (
 // Point is one data point.
 type Point struct {
 	// X and Y are the point's values in axis units (seconds on an Elapsed axis, percent on a
-	// Percentile axis).
+	// Percentile axis). A NaN Y breaks the line there (a gap, e.g. an interval without data);
+	// other points that cannot be drawn (0 on a log axis) are skipped.
 	X, Y float64
 }
 
@@ -151,16 +152,21 @@ func (cv *canvas) yGrid(ys *scale) {
 	}
 }
 
-// line draws series i as a path (its name as tooltip) and, with dots, a dot per point.
+// line draws series i as a path (its name as tooltip, broken at NaN values) and, with dots,
+// a dot per point.
 func (cv *canvas) line(i int, s Series, xs, ys *scale, xa, ya Axis, dots bool) {
 	var d strings.Builder
+	gap := false
 	for _, p := range s.Points {
+		if math.IsNaN(p.Y) {
+			gap = true
+		}
 		if !xs.valid(p.X) || !ys.valid(p.Y) {
 			continue
 		}
 		cmd := "L"
-		if d.Len() == 0 {
-			cmd = "M"
+		if d.Len() == 0 || gap {
+			cmd, gap = "M", false
 		}
 		d.WriteString(cmd + num(xs.px(p.X)) + " " + num(ys.px(p.Y)))
 	}

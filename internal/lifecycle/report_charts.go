@@ -34,6 +34,15 @@ const (
 // scenarios over 24 h stays within the report ConfigMap's budget.
 const chartPointBudget = 8000
 
+// LatencyTimeChartFile is the chart file of a scenario's latency percentiles over time
+// (p50, p90, p99 and max per interval of call starts).
+func LatencyTimeChartFile(scenario string) string {
+	return latencyTimePrefix + fileKey(scenario) + ".svg"
+}
+
+// latencyTimePrefix starts the file names of LatencyTimeChartFile.
+const latencyTimePrefix = "chart-latency-time-"
+
 // FaultChartFiles are the chart files of a scenario's per-second timeline around its faults:
 // calls completed per second and latency per second.
 func FaultChartFiles(scenario string) (calls, latency string) {
@@ -63,11 +72,11 @@ func fileKey(name string) string {
 // IsChart tells whether a report file is a chart (an SVG).
 func IsChart(name string) bool { return strings.HasSuffix(name, ".svg") }
 
-// ChartOrder sorts chart file names in the order a report shows them: CPS, latency, the
-// percentile plot, return values, faults, searches, resource usage.
+// ChartOrder sorts chart file names in the order a report shows them: CPS, latency over time
+// per scenario, latency, the percentile plot, return values, faults, searches, resource usage.
 func ChartOrder(names []string) []string {
 	rank := func(n string) int {
-		for i, p := range []string{ChartCPS, ChartLatency, ChartPercentiles, ChartReturnValues, "chart-fault-", "search-", ChartCPU, ChartMemory} {
+		for i, p := range []string{ChartCPS, latencyTimePrefix, ChartLatency, ChartPercentiles, ChartReturnValues, "chart-fault-", "search-", ChartCPU, ChartMemory} {
 			if strings.HasPrefix(n, p) {
 				return i
 			}
@@ -108,6 +117,9 @@ func Charts(sum results.Summary, doc *results.Document) (map[string][]byte, erro
 		if err := addChart(out, ChartCPS, c); err != nil {
 			return nil, err
 		}
+	}
+	if err := latencyTimeCharts(out, sum, doc); err != nil {
+		return nil, err
 	}
 	withCalls := slices.DeleteFunc(slices.Clone(sum.Scenarios), func(sc results.ScenarioSummary) bool { return sc.Calls == 0 })
 	if len(withCalls) > 0 {
@@ -177,6 +189,60 @@ func cpsSeries(sum results.Summary, doc *results.Document) []charts.Series {
 		out = append(out, s)
 	}
 	return out
+}
+
+// latencyTimeCharts adds, per scenario of doc with a latency timeline, its p50, p90, p99 and
+// max latency per interval of call starts (x: elapsed from the run's start, like the CPS
+// chart; a point per interval with calls, at the interval's start, the lines broken where
+// intervals have none). The charts share chartPointBudget, at least 40 points per line each
+// (charts.Downsample keeps the spikes; a downsampled line is not broken).
+func latencyTimeCharts(out map[string][]byte, sum results.Summary, doc *results.Document) error {
+	if doc == nil {
+		return nil
+	}
+	n := 0
+	for i := range doc.Scenarios {
+		if doc.Scenarios[i].LatencyTimeline != nil {
+			n++
+		}
+	}
+	t0 := runStart(sum).Truncate(time.Second)
+	per := max(chartPointBudget/max(4*n, 1), 40)
+	for _, sc := range doc.Scenarios {
+		pts := sc.LatencyTimeline.Points()
+		if len(pts) == 0 {
+			continue
+		}
+		w := charts.FormatElapsed(float64(sc.LatencyTimeline.BucketMs) / 1000)
+		c := charts.LineChart{Title: sc.Name + ": latency over time (per " + w + " of call starts)",
+			X: charts.Axis{Title: "elapsed", Kind: charts.Elapsed}, Y: charts.Axis{Title: "latency (ms)", Kind: charts.Log},
+			Dots: len(pts) <= 60}
+		for _, st := range []struct {
+			name string
+			v    func(results.LatencyPoint) float64
+		}{
+			{"p50", func(p results.LatencyPoint) float64 { return p.P50Ms }},
+			{"p90", func(p results.LatencyPoint) float64 { return p.P90Ms }},
+			{"p99", func(p results.LatencyPoint) float64 { return p.P99Ms }},
+			{"max", func(p results.LatencyPoint) float64 { return p.MaxMs }},
+		} {
+			s := charts.Series{Name: st.name, Dashed: st.name == "max"}
+			gaps := len(sc.LatencyTimeline.Intervals) <= per
+			for k, p := range pts {
+				x := max(float64(p.StartUnixMs-t0.UnixMilli())/1000, 0)
+				if gaps && k > 0 && p.StartUnixMs-pts[k-1].StartUnixMs > sc.LatencyTimeline.BucketMs {
+					s.Points = append(s.Points, charts.Point{X: x, Y: math.NaN()})
+				}
+				s.Points = append(s.Points, charts.Point{X: x, Y: st.v(p)})
+			}
+			s.Points = charts.Downsample(s.Points, per)
+			c.Series = append(c.Series, s)
+		}
+		if err := addChart(out, LatencyTimeChartFile(sc.Name), c); err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+	}
+	return nil
 }
 
 // latencyBars is the latency percentiles of each scenario as grouped bars on a log axis.

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/charts"
 	"github.com/benchrun/benchrun/internal/results"
 )
 
@@ -105,6 +107,31 @@ func TestChartsFromDocument(t *testing.T) {
 	if !strings.Contains(string(files[calls]), "errors, fault at 20s") {
 		t.Errorf("fault chart lacks the errors series:\n%.2000s", files[calls])
 	}
+	// Latency over time: a chart per scenario, p50/p90/p99/max per second, the fault's slow
+	// calls in the seconds 20 and 21 (a dot's tooltip gives each point's value).
+	for _, sc := range doc.Scenarios {
+		name := LatencyTimeChartFile(sc.Name)
+		svg := string(files[name])
+		if n := svgElements(t, name, files[name]); n != 4 {
+			t.Errorf("%s: %d series, want 4", name, n)
+		}
+		pts := sc.LatencyTimeline.Points()
+		if len(pts) != 40 || pts[20].P99Ms != 50 || pts[20].MaxMs != 50 || pts[0].MaxMs != 0.899 {
+			t.Fatalf("%s: points %+v", sc.Name, pts)
+		}
+		for _, want := range []string{"p99: elapsed 20s, latency (ms) 50</title>", "max: elapsed 5s, latency (ms) " + charts.FormatValue(pts[5].MaxMs) + "</title>",
+			"p50: elapsed 39s, latency (ms) " + charts.FormatValue(pts[39].P50Ms) + "</title>"} {
+			if !strings.Contains(svg, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
+	if got := LatencyTimeChartFile(chartHostileName); got != "chart-latency-time-get_script_alert_1___script____x.svg" {
+		t.Errorf("latency chart file of a hostile scenario name: %s", got)
+	}
+	if order := keys(files); order[0] != ChartCPS || !strings.HasPrefix(order[1], "chart-latency-time-") || order[3] != ChartLatency {
+		t.Errorf("chart order: %v", order)
+	}
 	// Without the document (the operator's report), the charts come from the summary.
 	files, err = Charts(sum, nil)
 	if err != nil || len(files[ChartCPS]) == 0 || len(files[ChartPercentiles]) == 0 || len(files[calls]) != 0 {
@@ -170,6 +197,36 @@ func TestChartsSizeOfALongRun(t *testing.T) {
 		t.Logf("%s: charts of 32 scenarios × 24 h: %d KiB", c.name, total>>10)
 		if total > 400<<10 {
 			t.Errorf("%s: charts of %d KiB, more than 400 KiB", c.name, total>>10)
+		}
+	}
+}
+
+// TestLatencyTimeChartGap: the latency lines break over the seconds without call starts (a
+// paused target under a closed loop) instead of drawing through them.
+func TestLatencyTimeChartGap(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	rec := results.NewRecorder("set", "redis.set")
+	for ms := range 10_000 {
+		if ms < 5000 || ms >= 8000 {
+			rec.Record(start.Add(time.Duration(ms)*time.Millisecond), time.Duration(100+ms%300)*time.Microsecond, "OK", "")
+		}
+	}
+	doc, err := results.NewDocument("runner-0", rec.Scenario())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Charts(results.Summarize(doc, results.DefaultOptions()), doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(files[LatencyTimeChartFile("set")])
+	paths := regexp.MustCompile(`class="series" d="([^"]+)"`).FindAllStringSubmatch(svg, -1)
+	if len(paths) != 4 {
+		t.Fatalf("%d lines", len(paths))
+	}
+	for _, p := range paths {
+		if strings.Count(p[1], "M") != 2 || strings.Count(p[1], "L") != 5 {
+			t.Errorf("a line over 5 + 2 seconds with a 3 s gap: %s", p[1])
 		}
 	}
 }

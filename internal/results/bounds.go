@@ -89,6 +89,8 @@ var docShape = func() *shape {
 		"buckets": {kind: kArr, elem: pair, max: maxHistogramBuckets}})
 	timeline := obj(map[string]*shape{"startUnixMs": num, "bucketMs": num,
 		"counts": {kind: kArr, elem: num, max: maxDecodedTimeline, budget: budgetNumbers}})
+	latency := obj(map[string]*shape{"startUnixMs": num, "bucketMs": num,
+		"intervals": {kind: kArr, elem: &shape{kind: kArr, elem: num, max: 2 + latencyBinCount, budget: budgetNumbers}, max: MaxLatencyIntervals, budget: budgetNumbers}})
 	second := obj(map[string]*shape{"startUnixMs": num, "calls": num, "errors": num, "latency": hist})
 	scenario := func(ops *shape) *shape {
 		return obj(map[string]*shape{
@@ -99,7 +101,8 @@ var docShape = func() *shape {
 			"command": str(MaxValueLength), "bodySize": num, "serviceTime": hist, "dropped": num,
 			"targetRate": num, "searchStop": obj(map[string]*shape{"afterStep": num, "reason": str(MaxValueLength)}),
 			"operations": ops, "serverCalls": counts,
-			"faultSeconds": {kind: kArr, elem: second, max: MaxFaultSeconds, budget: budgetSeconds},
+			"faultSeconds":    {kind: kArr, elem: second, max: MaxFaultSeconds, budget: budgetSeconds},
+			"latencyTimeline": latency,
 		})
 	}
 	// Operations have no operations (Validate says so, naming them): one is let through.
@@ -400,7 +403,7 @@ func (s *scanner) spend(budget *int) error {
 	switch budget {
 	case budgetNumbers:
 		if s.numbers++; s.numbers > maxDocumentNumbers {
-			return fmt.Errorf("more than %d numbers in histogram buckets, timeline counts and vus in the document", maxDocumentNumbers)
+			return fmt.Errorf("more than %d numbers in histogram buckets, timeline counts and vus in the document (latency timelines included)", maxDocumentNumbers)
 		}
 	case budgetSeconds:
 		if s.seconds++; s.seconds > maxDocumentSeconds {

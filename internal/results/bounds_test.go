@@ -30,6 +30,8 @@ func TestDecodeBoundsStructure(t *testing.T) {
 		"scenarios[0].returnValues: more than 64 keys":                     head + `{"returnValues":{` + strings.Repeat(`"k":1,`, 64) + `"k":1}}]}`,
 		"scenarios[0].faultSeconds: more than 320 entries":                 head + `{"faultSeconds":[` + strings.Repeat("{},", 320) + "{}]}]}",
 		"scenarios[0].latency.buckets[0]: more than 2 entries":             head + `{"latency":{"buckets":[[1,1,1]]}}]}`,
+		"scenarios[0].latencyTimeline.intervals[0]: more than 242 entries": head + `{"latencyTimeline":{"intervals":[[0` + strings.Repeat(",0", 242) + "]]}}]}",
+		"scenarios[0].latencyTimeline.intervals: more than 8784 entries":   head + `{"latencyTimeline":{"intervals":[[]` + strings.Repeat(",[]", 8784) + "]}}]}",
 		"scenarios[0].name: string longer than 253 bytes":                  head + `{"name":"` + strings.Repeat("x", 6*253+1) + `"}]}`,
 		"scenarios[0].starts.counts: more than 65536 entries":              head + `{"starts":{"counts":[0` + strings.Repeat(",0", 65536) + "]}}]}",
 		`scenarios[0]: unknown field "Calls"`:                              head + `{"Calls":1}]}`,

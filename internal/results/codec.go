@@ -223,6 +223,9 @@ func (s *Scenario) validate() error {
 	if err := validateSeconds(s.FaultSeconds); err != nil {
 		return err
 	}
+	if err := s.validateLatencyTimeline(); err != nil {
+		return err
+	}
 	return s.validateExtras()
 }
 
@@ -257,8 +260,8 @@ func (s *Scenario) validateExtras() error {
 			return fmt.Errorf("operations[%d].name: empty or longer than %d bytes", i, MaxValueLength)
 		case seen[op.Name]:
 			return fmt.Errorf("operations[%d].name: duplicate operation %q", i, op.Name)
-		case len(op.Operations) > 0 || len(op.ServerCalls) > 0 || len(op.VUs) > 0 || op.Command != "" || op.BodySize != 0:
-			return fmt.Errorf("operations[%d] (%q): operations, serverCalls, vus, command and bodySize belong to the scenario", i, op.Name)
+		case len(op.Operations) > 0 || len(op.ServerCalls) > 0 || len(op.VUs) > 0 || op.Command != "" || op.BodySize != 0 || op.LatencyTimeline != nil:
+			return fmt.Errorf("operations[%d] (%q): operations, serverCalls, vus, command, bodySize and latencyTimeline belong to the scenario", i, op.Name)
 		case op.Type != "" && op.Type != s.Type:
 			return fmt.Errorf("operations[%d] (%q).type: %q differs from the scenario's %q", i, op.Name, op.Type, s.Type)
 		}

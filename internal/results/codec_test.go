@@ -190,6 +190,11 @@ func FuzzDecode(f *testing.F) {
 		`"firstStart":"2026-01-01T00:00:00.5Z","lastEnd":"2026-01-01T00:00:01Z","returnValues":{"0":1},` +
 		`"latency":{"unit":"us","sigFigs":3,"min":3000,"max":3000,"sum":3000,"sumSquares":9e6,"buckets":[[3000,1]]},` +
 		`"starts":{"startUnixMs":1767225600000,"bucketMs":1000,"counts":[1]}}]}`))
+	f.Add([]byte(`{"schemaVersion":2,"runners":["a"],"scenarios":[{"name":"s","calls":2,"errors":0,` +
+		`"firstStart":"2026-01-01T00:00:00.5Z","lastEnd":"2026-01-01T00:00:01.1Z","returnValues":{"0":2},` +
+		`"latency":{"unit":"us","sigFigs":3,"min":3000,"max":3000,"sum":6000,"sumSquares":1.8e7,"buckets":[[3000,2]]},` +
+		`"starts":{"startUnixMs":1767225600000,"bucketMs":1000,"counts":[1,1]},` +
+		`"latencyTimeline":{"startUnixMs":1767225600000,"bucketMs":1000,"intervals":[[3000,75,1],[3000,75,1]]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Decode(bytes.NewReader(data))
 		if err != nil {

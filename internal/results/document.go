@@ -107,6 +107,10 @@ type Scenario struct {
 	// FaultSeconds are per-second figures of the calls that completed in the seconds around
 	// the run's faults (only those seconds, see seconds.go), in time order; absent without faults.
 	FaultSeconds []Second `json:"faultSeconds,omitempty"`
+	// LatencyTimeline is the latency per wall-clock interval of call starts (see
+	// latencytime.go); absent from operations, from documents of older runners and when Fit
+	// dropped it to keep the document within budget.
+	LatencyTimeline *LatencyTimeline `json:"latencyTimeline,omitempty"`
 }
 
 // MaxOperations bounds Scenario.Operations.

@@ -74,23 +74,138 @@ func (doc *Document) allScenarios() []*Scenario {
 	return all
 }
 
-// Fit coarsens doc (Coarsen) until its gzip'd encoding is at most budget bytes or nothing is
-// left to coarsen, and returns the encoding (uncompressed, as Encode writes it) and its gzip
-// size. A document already within budget is returned unchanged.
+// Fit coarsens doc until its gzip'd encoding is at most budget bytes or nothing is left to
+// coarsen, and returns the encoding (uncompressed, as Encode writes it) and its gzip size. A
+// document already within budget (with latency timelines: within LatencyShareEighths eighths
+// of it) is returned unchanged. The latency timelines give way first and may only bring the
+// document up to LatencyShareEighths eighths of the budget, the rest staying headroom: they
+// are widened (down to latencyTimelineMinBuckets intervals); when that is not enough, the rest
+// of the document is fitted to budget without them (Coarsen, as if they did not exist) and
+// then they are put back, the largest dropped one at a time until the document is within its
+// share: they never cost the rest of the document any precision.
 func Fit(doc *Document, budget int) ([]byte, int, error) {
+	withLatency := budget / 8 * LatencyShareEighths
+	raw, n, err := encodeGzip(doc)
+	for err == nil && n > withLatency && doc.widenLatencyTimelines() {
+		raw, n, err = encodeGzip(doc)
+	}
+	saved := doc.takeLatencyTimelines()
+	if err != nil || n <= withLatency || (n <= budget && len(saved) == 0) {
+		doc.putLatencyTimelines(saved)
+		return raw, n, err
+	}
 	for {
-		var raw bytes.Buffer
-		if err := Encode(&raw, doc); err != nil {
-			return nil, 0, err
-		}
-		var gz countWriter
-		zw := gzip.NewWriter(&gz)
-		_, _ = zw.Write(raw.Bytes())
-		_ = zw.Close()
-		if gz.n <= budget || !doc.Coarsen() {
-			return raw.Bytes(), gz.n, nil
+		if raw, n, err = encodeGzip(doc); err != nil || n <= budget || !doc.Coarsen() {
+			break
 		}
 	}
+	if err != nil || len(saved) == 0 {
+		return raw, n, err
+	}
+	doc.putLatencyTimelines(saved)
+	for {
+		if raw, n, err = encodeGzip(doc); err != nil || n <= withLatency || !doc.dropLatencyTimeline() {
+			return raw, n, err
+		}
+	}
+}
+
+// LatencyShareEighths is how many eighths of Fit's budget a document with latency timelines
+// may take (7: 448 KiB of StoredBudget), so they never bring a runner's document over half
+// of what it may store; without them a document may take the whole budget.
+const LatencyShareEighths = 7
+
+// encodeGzip encodes doc and returns the encoding and its gzip size.
+func encodeGzip(doc *Document) ([]byte, int, error) {
+	var raw bytes.Buffer
+	if err := Encode(&raw, doc); err != nil {
+		return nil, 0, err
+	}
+	var gz countWriter
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(raw.Bytes())
+	_ = zw.Close()
+	return raw.Bytes(), gz.n, nil
+}
+
+// widenLatencyTimelines moves the finest latency timelines of doc to the next width of
+// TimelineWidthsMs, exactly, unless that would leave them fewer than
+// latencyTimelineMinBuckets intervals; it reports false when none was widened.
+func (doc *Document) widenLatencyTimelines() bool {
+	widens := func(t *LatencyTimeline) bool {
+		w := nextWidth(t.BucketMs)
+		if w == t.BucketMs {
+			return false
+		}
+		last := t.StartUnixMs + int64(len(t.Intervals)-1)*t.BucketMs
+		return floorDiv(last, w)-floorDiv(t.StartUnixMs, w)+1 >= latencyTimelineMinBuckets
+	}
+	finest := int64(0)
+	for i := range doc.Scenarios {
+		if t := doc.Scenarios[i].LatencyTimeline; t != nil && widens(t) && (finest == 0 || t.BucketMs < finest) {
+			finest = t.BucketMs
+		}
+	}
+	if finest == 0 {
+		return false
+	}
+	for i := range doc.Scenarios {
+		s := &doc.Scenarios[i]
+		if t := s.LatencyTimeline; t != nil && t.BucketMs == finest && widens(t) {
+			w := widenLatency(*t, nextWidth(t.BucketMs))
+			s.LatencyTimeline = &w
+		}
+	}
+	return true
+}
+
+// takeLatencyTimelines removes the latency timelines of doc and returns them by index in
+// allScenarios (nil when there were none).
+func (doc *Document) takeLatencyTimelines() []*LatencyTimeline {
+	all := doc.allScenarios()
+	var out []*LatencyTimeline
+	for i, s := range all {
+		if s.LatencyTimeline != nil {
+			if out == nil {
+				out = make([]*LatencyTimeline, len(all))
+			}
+			out[i], s.LatencyTimeline = s.LatencyTimeline, nil
+		}
+	}
+	return out
+}
+
+// putLatencyTimelines gives the scenarios of doc back the latency timelines
+// takeLatencyTimelines took.
+func (doc *Document) putLatencyTimelines(saved []*LatencyTimeline) {
+	all := doc.allScenarios()
+	for i, t := range saved {
+		if t != nil {
+			all[i].LatencyTimeline = t
+		}
+	}
+}
+
+// dropLatencyTimeline removes the largest latency timeline of doc (the most numbers, ties:
+// the later scenario); it reports false when there was none.
+func (doc *Document) dropLatencyTimeline() bool {
+	best, size := -1, 0
+	for i := range doc.Scenarios {
+		if t := doc.Scenarios[i].LatencyTimeline; t != nil {
+			n := len(t.Intervals)
+			for _, iv := range t.Intervals {
+				n += len(iv)
+			}
+			if n >= size {
+				best, size = i, n
+			}
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	doc.Scenarios[best].LatencyTimeline = nil
+	return true
 }
 
 // countWriter counts the bytes written to it.

@@ -168,6 +168,7 @@ func cloneScenario(s Scenario) Scenario {
 	s.VUs = slices.Clone(s.VUs)
 	s.ServerCalls = maps.Clone(s.ServerCalls)
 	s.FaultSeconds = cloneSeconds(s.FaultSeconds)
+	s.LatencyTimeline = s.LatencyTimeline.clone()
 	if s.ServiceTime != nil {
 		h := *s.ServiceTime
 		h.Buckets = slices.Clone(h.Buckets)
@@ -274,6 +275,7 @@ func mergeScenario(acc, s *Scenario) error {
 	acc.ErrorKinds = addMaps(acc.ErrorKinds, s.ErrorKinds)
 	acc.ReturnValues = addMaps(acc.ReturnValues, s.ReturnValues)
 	acc.Latency.SumSquares += s.Latency.SumSquares // Merge re-adds a scenario's in a fixed order
+	acc.LatencyTimeline = mergedLatency(acc.LatencyTimeline, s, accCalls)
 	if err := mergeOpen(acc, s, accCalls); err != nil {
 		return err
 	}

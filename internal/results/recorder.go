@@ -22,7 +22,9 @@ const TimelineMaxBuckets = 2880
 
 // Recorder accumulates the calls of one scenario in bounded memory (about 190 KiB of
 // histogram counts, plus at most 8·TimelineMaxBuckets bytes of start timeline: the timeline
-// coarsens as the scenario grows, see TimelineWidthsMs). It is not safe for
+// coarsens as the scenario grows, see TimelineWidthsMs; plus the latency timeline: 2 KiB for
+// the current interval and at most LatencyTimelineMaxBuckets intervals of the bins between
+// their fastest and slowest call, 8 bytes each, see latencytime.go). It is not safe for
 // concurrent use: give each VU or goroutine its own Recorder and combine the snapshots with
 // NewDocument or Merge. Record does not allocate once the values it sees have been seen
 // before (and within the timeline capacity, 10 minutes at first, amortized afterwards).
@@ -44,6 +46,7 @@ type Recorder struct {
 	ops                  []*Recorder   // per-operation recorders (Op), in creation order
 	open                 *openRecorder // open-model figures (RecordOpen), nil for a closed model
 	secs                 *secondsRec   // per-second figures around faults (SetWindows), nil without
+	lat                  *latencyRec   // latency per interval (latencytime.go), nil for operations
 }
 
 // Op returns the recorder of operation name within this scenario (e.g. YCSB "read"),
@@ -61,6 +64,7 @@ func (r *Recorder) Op(name string) *Recorder {
 		return r.Op(OtherValue)
 	}
 	op := NewRecorder(strings.Clone(name), "")
+	op.lat = nil // operations have no latency timeline
 	r.ops = append(r.ops, op)
 	return op
 }
@@ -129,6 +133,7 @@ func NewRecorder(name, scenarioType string) *Recorder {
 		counts:       make([]int64, hdrCountsLen),
 		bucketMs:     TimelineWidthsMs[0],
 		starts:       make([]int64, 0, 600),
+		lat:          newLatencyRec(),
 	}
 }
 
@@ -149,6 +154,9 @@ func (r *Recorder) record(start time.Time, d time.Duration, endNs int64, returnV
 	}
 	r.counts[hdrIndex(us)]++
 	startNs := start.UnixNano()
+	if r.lat != nil {
+		r.lat.record(startNs, us)
+	}
 	if r.calls == 0 {
 		r.min, r.firstStart, r.lastEnd = us, startNs, startNs
 	}
@@ -232,6 +240,16 @@ func (r *Recorder) AddBytes(sent, recv int64) {
 
 // Scenario returns a snapshot of everything recorded so far; the Recorder can go on recording.
 func (r *Recorder) Scenario() Scenario {
+	s := r.LiveScenario()
+	if s.Calls > 0 {
+		s.LatencyTimeline = r.lat.snapshot()
+	}
+	return s
+}
+
+// LiveScenario is Scenario without the latency timeline, the cheaper snapshot live metrics
+// take from a VU's hot path (the timeline's intervals are not copied).
+func (r *Recorder) LiveScenario() Scenario {
 	s := Scenario{
 		Name:          r.name,
 		Type:          r.scenarioType,

@@ -24,7 +24,7 @@ func TestResultBudget(t *testing.T) {
 	}
 	for _, d := range []time.Duration{time.Hour, 24 * time.Hour, 48 * time.Hour, 168 * time.Hour} {
 		spec := resultstest.Spec{Runner: "r", Scenarios: 32, Duration: d,
-			CallsPerMinute: 600_000, Samples: 200_000, Seed: 1, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+			CallsPerMinute: 600_000, Samples: 200_000, Seed: 1, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), LatencyTimelines: true}
 		doc, err := resultstest.Document(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -54,6 +54,15 @@ func TestResultBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := back.Scenarios[0]
+		kept, width, intervals := 0, int64(0), 0
+		for _, sc := range back.Scenarios {
+			if lt := sc.LatencyTimeline; lt != nil {
+				kept, width, intervals = kept+1, lt.BucketMs, len(lt.Intervals)
+			}
+		}
+		lt0 := orig.Scenarios[0].LatencyTimeline
+		t.Logf("32 scenarios × %v: latency timelines of %d × %v; stored: %d of 32 kept (%d × %v)", d, len(lt0.Intervals),
+			time.Duration(lt0.BucketMs)*time.Millisecond, kept, intervals, time.Duration(width)*time.Millisecond)
 		t.Logf("32 scenarios × %v: %s gzip at full precision (%d histogram buckets, timeline of %d × %v); stored %s "+
 			"(%.0f B per scenario-hour: sigFigs %d, timeline of %d × %v), %s JSON", d, kib(len(full)), len(orig.Scenarios[0].Latency.Buckets),
 			len(orig.Scenarios[0].Starts.Counts), time.Duration(orig.Scenarios[0].Starts.BucketMs)*time.Millisecond,

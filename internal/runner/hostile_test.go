@@ -106,8 +106,13 @@ func hostileSeeds() [][]byte {
 		scen = append(scen, fmt.Sprintf(`{"name":"s%d","starts":{"counts":[0%s]},"latency":{"buckets":[%s[1,1]]}}`,
 			i, counts, strings.Repeat("[1,1],", 999)))
 	}
+	var lts []string
+	for i := range 64 { // the most latency intervals the bounds let through, one number each
+		lts = append(lts, fmt.Sprintf(`{"name":"s%d","latencyTimeline":{"intervals":[[1]%s]}}`, i, strings.Repeat(",[1]", 8783)))
+	}
 	return [][]byte{
 		resultstest.ManyScenarios(1 << 20),
+		gz(`{"schemaVersion":2,"runners":["r"],"scenarios":[`, strings.Join(lts, ","), `]}`),
 		gz(`{"schemaVersion":2,"runners":["r"],"scenarios":[`, strings.Join(scen, ","), `]}`),
 		gz(`{"schemaVersion":2,"runners":[`, strings.Repeat(`"r",`, 8191), `"r"],"partialReasons":[`,
 			strings.Repeat(`"`+strings.Repeat("x", 1000)+`",`, 8191), `""],"scenarios":[]}`),

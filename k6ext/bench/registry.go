@@ -136,7 +136,7 @@ func (g *registry) retire(r *results.Recorder) {
 
 // publish stores a live snapshot of r, taken by its VU, for the remote-write pusher.
 func (g *registry) publish(r *results.Recorder, epoch int64) {
-	s := r.Scenario()
+	s := r.LiveScenario()
 	ls := statsOf(&s) // a VU keeps ~600 bytes, not its HDR buckets
 	g.mu.Lock()
 	if _, ok := g.recs[r]; ok {

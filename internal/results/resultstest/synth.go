@@ -28,6 +28,10 @@ type Spec struct {
 	Seed uint64
 	// Start is the wall-clock start of the first scenario.
 	Start time.Time
+	// LatencyTimelines adds each scenario's latency timeline as a Recorder writes it (the
+	// widths of LatencyTimelineMaxBuckets; per interval the scenario's latency distribution
+	// over its calls, binned).
+	LatencyTimelines bool
 }
 
 // Document builds the document of spec: per scenario a start timeline with the widths a
@@ -72,7 +76,7 @@ func scenario(rng *rand.Rand, spec Spec, name string, start time.Time) results.S
 	last := time.UnixMilli(firstMs + int64(n-1)*w).UTC().Add(time.Duration(w) * time.Millisecond / 2)
 	h := histogram(rng, spec.Samples, calls)
 	errs := calls / 1000
-	return results.Scenario{
+	sc := results.Scenario{
 		Name: name, Type: "redis.get", Calls: calls, Errors: errs,
 		ErrorKinds:   split(map[string]float64{"timeout": 0.7, "closed": 0.3}, errs),
 		ReturnValues: split(map[string]float64{"0": 0.5, "1": 0.2, "2": 0.1, "3": 0.08, "OK": 0.05, "PONG": 0.04, "bulk(3)": 0.02, "None": 0.01}, calls-errs),
@@ -80,6 +84,60 @@ func scenario(rng *rand.Rand, spec Spec, name string, start time.Time) results.S
 		Starts:    results.Timeline{StartUnixMs: firstMs, BucketMs: w, Counts: counts},
 		BytesSent: calls * 40, BytesReceived: calls * 12,
 	}
+	if spec.LatencyTimelines {
+		sc.LatencyTimeline = latencyTimeline(rng, sc.Starts, h, spec.Duration)
+	}
+	return sc
+}
+
+// latencyTimeline is a latency timeline of the calls of starts whose latencies follow h: per
+// interval (the width a Recorder has after d) its calls spread over h's distribution in the
+// timeline's bins, each bin's share lowered by up to 20 % at random and the remainder given to
+// the largest; every interval spans h's bins from min to max (intervals need 2 calls).
+func latencyTimeline(rng *rand.Rand, starts results.Timeline, h results.Histogram, d time.Duration) *results.LatencyTimeline {
+	w := results.TimelineWidthsMs[len(results.TimelineWidthsMs)-1]
+	for _, x := range results.TimelineWidthsMs {
+		if d.Milliseconds()/x < results.LatencyTimelineMaxBuckets {
+			w = x
+			break
+		}
+	}
+	lo, hi := results.LatencyBin(h.Min), results.LatencyBin(h.Max)
+	weights := make([]float64, hi-lo+1)
+	var all float64
+	for _, b := range h.Buckets {
+		weights[results.LatencyBin(max(b[0], h.Min))-lo] += float64(b[1])
+		all += float64(b[1])
+	}
+	big := 0
+	for j := range weights {
+		if weights[j] > weights[big] {
+			big = j
+		}
+	}
+	lt := &results.LatencyTimeline{StartUnixMs: starts.StartUnixMs / w * w, BucketMs: w}
+	for i, n := range starts.Counts {
+		k := int((starts.StartUnixMs + int64(i)*starts.BucketMs - lt.StartUnixMs) / w)
+		for len(lt.Intervals) <= k {
+			lt.Intervals = append(lt.Intervals, append([]int64{h.Max, int64(lo)}, make([]int64, len(weights))...))
+		}
+		iv := lt.Intervals[k]
+		var total int64
+		for j, wt := range weights {
+			c := int64(float64(n) * wt / all * (0.8 + 0.2*rng.Float64()))
+			iv[2+j] += c
+			total += c
+		}
+		iv[2+big] += n - total
+	}
+	for _, iv := range lt.Intervals { // the first and last bins hold h's min and max
+		for _, j := range []int{2, len(iv) - 1} {
+			if iv[j] == 0 {
+				iv[j], iv[2+big] = 1, iv[2+big]-1
+			}
+		}
+	}
+	return lt
 }
 
 // histogram shapes a histogram from samples log-normal latencies (median 2 ms, heavy tail)
