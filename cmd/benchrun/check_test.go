@@ -20,7 +20,6 @@ import (
 // Problems of the machine (no k6, no HeTu runtime, a Secret missing from the file) and local
 // limits (mode proxy, custom targets without command) are not spec problems and not here.
 func TestValidateRefusesWhatRunRefuses(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	const base = "workers: 1\n    tasksPerWorker: 1\n    duration: 10s\n    runners: {parallelism: 1}\n"
 	for _, tc := range []struct{ name, target, load, runErr string }{

@@ -24,7 +24,6 @@ func ioSuite(name string) *v1alpha1.BenchmarkSuite {
 // SUITE` prints its report.md (or table.json with --output json, or its HTML page with --html)
 // from a real kube-apiserver.
 func TestPluginSuites(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	c, kubeconfig := startCluster(t, "bench")
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	ctx := context.Background()

@@ -100,7 +100,6 @@ func testLoad() v1alpha1.LoadSpec {
 // TestPluginOnCluster: get, report, compare and watch read BenchmarkRuns from a real
 // kube-apiserver through the current kubeconfig context and its namespace.
 func TestPluginOnCluster(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	c, kubeconfig := startCluster(t, "bench")
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	finishedRun(t, c, "bench", "redis8", 1000, 2)

@@ -46,7 +46,6 @@ spec:
 // report has the echo-server shape and ya's tables for the http scenario, and the merged
 // counts equal the server's own (bytes echoed, HTTP requests).
 func TestRunCustomEcho(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needBinaries(t)
 	file, stats := echoRunFile(t, customEchoRun)
 	out := filepath.Join(t.TempDir(), "out")

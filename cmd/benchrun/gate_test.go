@@ -24,7 +24,6 @@ func redisRunWith(duration string) string { return strings.Replace(redisRun, "%s
 // exit 0 with the table; broken ones (here relative to --baseline, the first run's out dir)
 // exit 3 with the table and the deltas; compare on the two dirs shows the deltas too.
 func TestRunGate(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first")
@@ -67,7 +66,6 @@ func TestRunGate(t *testing.T) {
 // TestGateBadInput: a relative threshold without --baseline, and a missing baseline dir,
 // are refused before anything starts.
 func TestGateBadInput(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	for _, tc := range []struct {
 		name, file string
 		args       []string

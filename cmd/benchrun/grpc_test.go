@@ -43,7 +43,6 @@ spec:
 // fixed-count scenario makes exactly its 2000 calls, and the merged counts equal the server's
 // own (calls and payload bytes).
 func TestRunCustomGRPC(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needBinaries(t)
 	file, stats := echoRunFile(t, customGRPCRun)
 	out := filepath.Join(t.TempDir(), "out")

@@ -57,7 +57,6 @@ spec:
 // add(__rand_int__ below keySpace 1, 41) returns 42 every call (arguments sent as numbers),
 // greet('42...') gets a string argument and returns "hi 42".
 func TestRunHeTuUserApp(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	needHeTu(t)
 	file := writeFile(t, "hetu-app.yaml", hetuAppRun)

@@ -100,7 +100,6 @@ var (
 // screenshot is not blank, every chart has data, the figures shown (table cells and the
 // embedded JSON) equal results.json, and the console stays empty.
 func TestHTMLReportInChromium(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	bin := chromium(t)
 	start := time.Now()

@@ -56,7 +56,6 @@ spec:
 // `benchrun run` removes the temporary directories it left, in TMPDIR and in the HeTu
 // runtime's srv/.
 func TestKilledRunLeavesNothing(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	cases := []struct {
 		name, run string

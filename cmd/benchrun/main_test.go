@@ -22,12 +22,6 @@ import (
 	"github.com/benchrun/benchrun/internal/results"
 )
 
-// Parallel tests: a test whose assertions are about correctness only (tables, files, messages,
-// exit codes, lenient thresholds) calls t.Parallel(); go test runs the others first, one at a
-// time — faults and failover timings, open-model rates, live aborts, interrupts, progress —
-// then the parallel ones together (-parallel, GOMAXPROCS by default). Every run has its own
-// ports, out dir and process marker, so they never see each other's processes.
-
 // Binaries built once by TestMain.
 var (
 	repoRoot    string
@@ -324,7 +318,6 @@ spec:
 
 // TestRunRedis runs three scenarios against a real redis-server with two runners.
 func TestRunRedis(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	file := writeFile(t, "run.yaml", fmt.Sprintf(redisRun, "3s"))
 	out := filepath.Join(t.TempDir(), "out")
@@ -389,7 +382,6 @@ func TestRunRedis(t *testing.T) {
 // TestRunRedisHA runs reads (on the replicas) and a YCSB mix against master + replicas +
 // sentinels with a password.
 func TestRunRedisHA(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	file := writeFile(t, "ha.yaml", `apiVersion: v1
 kind: Secret
@@ -452,7 +444,6 @@ spec:
 // TestRunExternal runs against an existing Redis (started here) reached through the
 // external target with an ACL user and password from Secrets.
 func TestRunExternal(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	port, err := local.FreePort()
 	if err != nil {
@@ -517,7 +508,6 @@ spec:
 // TestRunScript runs a custom script scenario from a ConfigMap of the run file next to a
 // built-in one; its params reach it as environment variables.
 func TestRunScript(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	file := writeFile(t, "script.yaml", `apiVersion: v1
 kind: ConfigMap
@@ -592,7 +582,6 @@ func needHeTu(t *testing.T) {
 // TestRunHeTu runs the four HeTu RPC scenarios against two servers of the real HeTu bench
 // app (VUs spread over both) on one Redis back end.
 func TestRunHeTu(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	needHeTu(t)
 	file := writeFile(t, "hetu.yaml", `apiVersion: bench.benchrun.io/v1alpha1
@@ -645,7 +634,6 @@ spec:
 
 // TestBadInput: bad flags and bad files fail at once with a clear message and start nothing.
 func TestBadInput(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	valid := fmt.Sprintf(redisRun, "3s")
 	cases := []struct {
 		name     string
@@ -713,7 +701,6 @@ func TestBadInput(t *testing.T) {
 // TestTargetNeverReady: a redis-server that never answers fails the run after
 // timeouts.targetReady, with nothing left running.
 func TestTargetNeverReady(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	fake := t.TempDir()
 	if err := os.WriteFile(filepath.Join(fake, "redis-server"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -776,7 +763,6 @@ func TestInterruptWhileStarting(t *testing.T) {
 
 // TestRunnerFails: runners that fail without results fail the run clearly, target stopped.
 func TestRunnerFails(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	fakeK6 := filepath.Join(t.TempDir(), "k6")
 	if err := os.WriteFile(fakeK6, []byte("#!/bin/sh\n[ \"$1\" = version ] && { echo 'k6 v2 with k6/x/benchrun'; exit 0; }\necho 'fake k6: script error' >&2\nexit 107\n"), 0o755); err != nil {

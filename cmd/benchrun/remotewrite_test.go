@@ -13,7 +13,6 @@ import (
 // the last error (no token), and the run itself succeeds. Needs a k6 built with this tree's
 // k6ext (the progress document's remoteWrite): `make k6`.
 func TestRunWarnsRemoteWriteFailing(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

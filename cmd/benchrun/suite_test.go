@@ -48,7 +48,6 @@ spec:
 // combined table (both variants, 2 runs each, the delta against the reference) and the
 // verdict; the failed verdict is exit code 3, as for a run. benchrun report DIR prints it again.
 func TestRunSuiteLocally(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	out := filepath.Join(t.TempDir(), "out")
 	c := newCLI(t, nil, "run", "-f", writeFile(t, "suite.yaml", suiteYAML), "--out-dir", out, "--output", "markdown")
@@ -193,7 +192,6 @@ func checkSuiteTable(t *testing.T, rows []v1alpha1.SuiteRow) {
 // child with redis-server's own words; the suite goes on (continueOnFailure), shows the
 // child as failed in the table and the child list, and exits 1.
 func TestRunSuiteChildFailsToStart(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	y := strings.NewReplacer(`io-threads: "2"`, `hz: "notanumber"`, "repeat: 2", "repeat: 1", "duration: 2s", "duration: 1s").Replace(suiteYAML)
 	y = y[:strings.Index(y, "  thresholds:")]
@@ -260,7 +258,6 @@ func TestRunSuiteInterrupted(t *testing.T) {
 // TestRunSuiteVariantCannotRunHere: a variant that cannot run on this machine (Valkey without
 // valkey-server) fails the suite before anything starts, naming the child and the cause.
 func TestRunSuiteVariantCannotRunHere(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	if _, err := exec.LookPath("valkey-server"); err == nil {
 		t.Skip("valkey-server is installed: the valkey variant could run here")

@@ -16,7 +16,6 @@ import (
 // a line naming the child run now going (with that run's phase), a line when the suite ends,
 // then its report.md; exit 0 when it Succeeded, 3 when its verdict failed.
 func TestWatchSuite(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	c, kubeconfig := startCluster(t, "bench")
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	ctx := context.Background()

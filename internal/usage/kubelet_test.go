@@ -3,7 +3,6 @@ package usage
 import (
 	"context"
 	"encoding/json"
-	"github.com/benchrun/benchrun/api/v1alpha1"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/benchrun/benchrun/api/v1alpha1"
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/redisrole"
 	"github.com/benchrun/benchrun/internal/runner"
