@@ -61,11 +61,14 @@ plan_ok() {
     log "refusing: installing valkey-server would remove:"; echo "$plan" | grep '^Remv ' >&2; exit 1
   fi
 }
+install_valkey() {
+  plan_ok && apt-get install -y -qq "${apt_opts[@]}" -t bookworm-backports --no-install-recommends valkey-server >/dev/null
+}
 update_backports
-if ! plan_ok; then
-  log "the dependencies are not known yet: apt-get update (all sources)"
+if ! install_valkey; then
+  # the dependencies are not known yet, or their known versions are gone from the mirror
+  log "apt-get update (all sources), then again"
   apt-get update -qq "${apt_opts[@]}"
-  plan_ok || { log "valkey-server cannot be installed from bookworm-backports"; exit 1; }
+  install_valkey || { log "valkey-server cannot be installed from bookworm-backports"; exit 1; }
 fi
-apt-get install -y -qq "${apt_opts[@]}" -t bookworm-backports --no-install-recommends valkey-server >/dev/null
 valkey-server --version
