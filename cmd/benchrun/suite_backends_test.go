@@ -19,7 +19,8 @@ import (
 // backendsSuiteYAML is the shape of the users' Redis comparison (config/samples/
 // suite-redis-compare.yaml, test/e2e TestSuiteBackends): builtin Redis (the reference), Redis
 // with io-threads, Valkey, and an external endpoint whose password comes from a Secret in the
-// same file. The thresholds are lenient: the verdict passes on any working machine.
+// same file. The thresholds are lenient, so the verdict passes on any working machine: on a
+// loaded one two adjacent children's calls/s were seen 3.5 times apart (io2 at -72 %).
 const backendsSuiteYAML = `apiVersion: v1
 kind: Secret
 metadata:
@@ -55,7 +56,7 @@ spec:
         passwordSecretRef: {name: ext-auth, key: password}
   reference: redis
   thresholds:
-  - {variant: io2, scenario: get, expr: "cps >= -90%%"}
+  - {variant: io2, scenario: get, expr: "cps >= -99%%"}
   - {variant: valkey, scenario: get, expr: "p99 < 1000"}
 `
 
@@ -124,7 +125,7 @@ func TestRunSuiteBackends(t *testing.T) {
 	c := newCLI(t, []string{path}, "run", "-f", writeFile(t, "suite.yaml", fmt.Sprintf(backendsSuiteYAML, addr)), "--out-dir", out, "--output", "markdown")
 	start := time.Now()
 	if code := c.run(t); code != exitOK {
-		t.Fatalf("exit %d, want %d", code, exitOK)
+		t.Fatalf("exit %d, want %d; the report:\n%s", code, exitOK, c.stdout.String())
 	}
 	t.Logf("4 child runs of a 1 s scenario: %s", time.Since(start).Round(100*time.Millisecond))
 	var s v1alpha1.BenchmarkSuite
