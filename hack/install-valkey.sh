@@ -22,7 +22,7 @@ fi
 [ "$(id -u)" = 0 ] || { log "needs root (apt-get); run: sudo $0"; exit 1; }
 command -v apt-get >/dev/null 2>&1 || { log "needs apt-get (Debian bookworm); or install Valkey 8 so that valkey-server is on PATH"; exit 1; }
 grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release ||
-  log "warning: not Debian bookworm; trying bookworm-backports anyway"
+  { log "not Debian bookworm: install Valkey 8 from your distribution so that valkey-server is on PATH"; exit 1; }
 
 list=/etc/apt/sources.list.d/benchrun-bookworm-backports.list
 if ! grep -hsqE '^(deb .*|Suites:.*)bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
