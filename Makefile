@@ -75,7 +75,7 @@ verify-generated: manifests ## Fail if generated files are not committed.
 ##@ Test
 
 .PHONY: test
-test: envtest-assets $(BIN)/k6 $(BIN)/argocd-health $(HELM) ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, the chart, Argo CD health Lua through Argo CD's code (the CI command).
+test: envtest-assets $(BIN)/k6 $(BIN)/argocd-health $(HELM) valkey-server-present ## Unit tests, envtest suites on a real kube-apiserver, k6 against real Redis/HeTu, the chart, Argo CD health Lua through Argo CD's code (the CI command).
 	@$(HETU_NOTICE)
 	@echo "KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 BENCHRUN_ARGOCD_HEALTH=$(BIN)/argocd-health HELM=$(HELM) go test $(GO_TEST_FLAGS) ./..."
 	@KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BENCHRUN_K6=$(BIN)/k6 BENCHRUN_ARGOCD_HEALTH=$(BIN)/argocd-health HELM=$(HELM) go test $(GO_TEST_FLAGS) ./... || { rc=$$?; $(HETU_NOTICE); exit $$rc; }

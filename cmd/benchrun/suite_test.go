@@ -256,21 +256,24 @@ func TestRunSuiteInterrupted(t *testing.T) {
 }
 
 // TestRunSuiteVariantCannotRunHere: a variant that cannot run on this machine (Valkey without
-// valkey-server) fails the suite before anything starts, naming the child and the cause.
+// valkey-server: benchrun's PATH has only redis-server) fails the suite before anything
+// starts, naming the child and the cause.
 func TestRunSuiteVariantCannotRunHere(t *testing.T) {
 	needRedis(t)
-	if _, err := exec.LookPath("valkey-server"); err == nil {
-		t.Skip("valkey-server is installed: the valkey variant could run here")
+	redis, _ := exec.LookPath("redis-server")
+	bin := t.TempDir()
+	if err := os.Symlink(redis, filepath.Join(bin, "redis-server")); err != nil {
+		t.Fatal(err)
 	}
 	y := strings.Replace(suiteYAML, `redis: {config: {io-threads: "2"}}`, `redis: {engine: valkey}`, 1)
 	out := filepath.Join(t.TempDir(), "out")
-	c := newCLI(t, nil, "run", "-f", writeFile(t, "suite.yaml", y), "--out-dir", out)
+	c := newCLI(t, []string{"PATH=" + bin}, "run", "-f", writeFile(t, "suite.yaml", y), "--out-dir", out)
 	if code := c.run(t); code != exitFailed {
 		t.Fatalf("exit %d, want %d", code, exitFailed)
 	}
 	if want := "child run cli-suite-io2-r1 (variant io2) cannot run locally: "; !strings.Contains(c.stderr.String(), want) ||
-		!strings.Contains(c.stderr.String(), "valkey-server") || strings.Contains(c.stderr.String(), "starting the") {
-		t.Errorf("stderr: want %q naming valkey-server, and nothing started", want)
+		!strings.Contains(c.stderr.String(), "valkey-server not found in PATH") || strings.Contains(c.stderr.String(), "starting the") {
+		t.Errorf("stderr: want %q, valkey-server not found, and nothing started", want)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the out dir was created (%v): something ran", err)

@@ -56,14 +56,8 @@ log() { echo "[images $(date +%T)] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 BUILT=()
 
-host_mirror() {
-  local m
-  m=$(grep -hsE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{for (i = 2; i <= NF; i++) print $i}' |
-    grep -E '/debian/?$' | head -n1 || true)
-  [ -n "$m" ] || m=$(grep -hsE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-    sed -E 's/\[[^]]*\]//' | awk '{print $2}' | grep -E '/debian/?$' | head -n1 || true)
-  echo "${m:-http://deb.debian.org/debian}"
-}
+# shellcheck source=hack/debian-lib.sh
+source "$ROOT/hack/debian-lib.sh" # host_mirror
 MIRROR="${DEBIAN_MIRROR:-$(host_mirror)}"
 
 # a fresh staging rootfs with /tmp, passwd/group (root + nonroot 65532)

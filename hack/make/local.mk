@@ -46,6 +46,16 @@ redis-server-present: ## Make sure redis-server is installed (apt-get when root)
 		exit 1; \
 	fi
 
+.PHONY: valkey-server-present
+valkey-server-present: ## Make sure valkey-server is installed (hack/install-valkey.sh when root on Debian bookworm).
+	@command -v valkey-server >/dev/null 2>&1 && exit 0; \
+	if [ "$$(id -u)" = 0 ] && grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release; then \
+		echo "valkey-server not found: installing it from bookworm-backports (hack/install-valkey.sh)"; \
+		hack/install-valkey.sh; \
+	else \
+		echo "*** valkey-server not found: TestRunSuiteBackends will fail. Install Valkey 8 (Debian bookworm: sudo hack/install-valkey.sh) ***"; \
+	fi
+
 .PHONY: demo
 demo: $(BIN)/k6 $(BIN)/benchrun redis-server-present ## Benchmark a local Redis without a cluster (quick start, ~1.5 min).
 	$(BIN)/benchrun run -f $(DEMO_RUN) --runners $(DEMO_RUNNERS) --out-dir $(DEMO_OUT)

@@ -188,12 +188,13 @@ func TestNotSupported(t *testing.T) {
 	if !errors.Is(err, ErrNotSupported) {
 		t.Errorf("proxy: %v", err)
 	}
-	if _, lerr := exec.LookPath("valkey-server"); lerr != nil {
-		_, err = New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Engine: v1alpha1.EngineValkey}}, Options{})
+	t.Run("valkey without the binary", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir()) // whether or not valkey-server is installed here
+		_, err := New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{Engine: v1alpha1.EngineValkey}}, Options{})
 		if err == nil || !strings.Contains(err.Error(), "valkey-server not found in PATH") {
 			t.Errorf("valkey without the binary: %v", err)
 		}
-	}
+	})
 	_, err = New(&v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{PasswordSecretRef: &v1alpha1.SecretKeyRef{Name: "nope", Key: "pw"}}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), `secret "nope" not found`) {
 		t.Errorf("missing secret: %v", err)

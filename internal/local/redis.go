@@ -55,7 +55,7 @@ func newRedis(spec *v1alpha1.RedisTarget, opts Options) (*redisTarget, error) {
 	var bin string
 	var err error
 	if spec.Engine == v1alpha1.EngineValkey {
-		bin, err = lookBinary("valkey-server", "install Valkey so that valkey-server is on PATH, or use engine: redis")
+		bin, err = lookBinary("valkey-server", "install Valkey so that valkey-server is on PATH (Debian bookworm: apt-get install -t bookworm-backports valkey-server, as hack/install-valkey.sh does), or use engine: redis")
 	} else {
 		bin, err = lookBinary("redis-server", "install Redis (Debian/Ubuntu: apt-get install redis-server)")
 	}
