@@ -117,7 +117,6 @@ func startExternalRedis(t *testing.T, password string) string {
 // combined table (one row per variant, CPS > 0, deltas against redis), the CPS chart and a
 // passed verdict.
 func TestRunSuiteBackends(t *testing.T) {
-	t.Parallel() // correctness only (see "Parallel tests" in main_test.go)
 	needRedis(t)
 	path, starts := valkeyShim(t, needValkey(t))
 	addr := startExternalRedis(t, "ext-pw")
