@@ -3,19 +3,23 @@ package results
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // latencyRec is a Recorder's latency timeline. The interval of the latest call start is dense
-// (a count per bin, so recording a call is two stores); the others are stored compactly, each
-// as its own byte slice (appendDense): uvarints of max, first and the counts of the bins from
+// (a count per bin, so recording a call is two stores); the others are stored compactly, one
+// after the other in buf (appendDense): uvarints of max, first and the counts of the bins from
 // first to the bin of max, a run of empty bins as 0 and the run's length. A VU's calls start
 // in time order, so an interval is encoded once when its VU moves on; a start in an earlier
 // interval (a call that started before one recorded already) decodes it back into the dense
-// counts. At 1,000 calls/s of widely spread latencies an interval takes ~60–90 bytes instead of
-// 8 per bin between its fastest and slowest call (~900), see BenchmarkLatencyTimelineMemory.
+// counts, and its next encoding is appended (buf is compacted when half of it is stale). At
+// 1,000 calls/s of widely spread latencies an interval takes ~90 bytes instead of 8 per bin
+// between its fastest and slowest call (~930), see BenchmarkLatencyTimelineMemory.
 type latencyRec struct {
 	startMs, bucketMs int64
-	ivs               [][]byte // per interval its encoding; nil for an interval without calls
+	buf               []byte   // the intervals' encodings
+	ivs               []ivSpan // per interval where its encoding is in buf (n 0: no calls)
+	stale             int      // bytes of buf no interval refers to
 	cur               int      // index in ivs of the dense interval [curLo, curHi) ns, -1 none
 	curLo, curHi      int64
 	dense             [latencyBinCount]int64 // interval cur's counts (ivs[cur] included)
@@ -23,8 +27,14 @@ type latencyRec struct {
 	full              bool // the timeline outgrew MaxLatencyIntervals: nothing more is kept
 }
 
-// maxIntervalBytes bounds an interval's encoding: max and first, then at most a uvarint per bin.
-const maxIntervalBytes = (2 + latencyBinCount) * binary.MaxVarintLen64
+// ivSpan is where an interval's encoding is in latencyRec.buf.
+type ivSpan struct{ off, n uint32 }
+
+// enc is the encoding of interval i (empty without calls).
+func (l *latencyRec) enc(i int) []byte {
+	sp := l.ivs[i]
+	return l.buf[sp.off : sp.off+sp.n : sp.off+sp.n]
+}
 
 // newLatencyRec returns an empty latency timeline at the finest width.
 func newLatencyRec() *latencyRec {
@@ -63,13 +73,13 @@ func (l *latencyRec) move(startNs int64) {
 			l.extend(lo, hi)
 			l.cur = int((at - l.startMs) / l.bucketMs)
 			l.curLo, l.curHi = at*1e6, (at+l.bucketMs)*1e6
-			if b := l.ivs[l.cur]; b != nil {
-				l.denseMax = addEncoded(&l.dense, b)
+			if l.ivs[l.cur].n > 0 {
+				l.denseMax = addEncoded(&l.dense, l.enc(l.cur))
 			}
 			return
 		}
 		if l.bucketMs == last {
-			l.full, l.ivs = true, nil
+			l.full, l.ivs, l.buf = true, nil, nil
 			l.curLo, l.curHi = math.MinInt64, math.MinInt64
 			return
 		}
@@ -80,30 +90,43 @@ func (l *latencyRec) move(startNs int64) {
 // extend grows ivs to cover [lo, hi) ms.
 func (l *latencyRec) extend(lo, hi int64) {
 	if len(l.ivs) > 0 && lo < l.startMs {
-		l.ivs = append(make([][]byte, (l.startMs-lo)/l.bucketMs), l.ivs...)
+		l.ivs = append(make([]ivSpan, (l.startMs-lo)/l.bucketMs, (l.startMs-lo)/l.bucketMs+int64(cap(l.ivs))), l.ivs...)
 	}
 	l.startMs = lo
 	for int64(len(l.ivs)) < (hi-lo)/l.bucketMs {
-		l.ivs = append(l.ivs, nil)
+		l.ivs = append(l.ivs, ivSpan{})
 	}
 }
 
-// flush encodes the dense interval into ivs (reusing its previous encoding's room) and clears it.
+// flush appends the dense interval's encoding to buf and clears it.
 func (l *latencyRec) flush() {
 	if l.cur < 0 {
 		return
 	}
 	if l.denseMax > 0 {
-		var buf [maxIntervalBytes]byte
-		b := appendDense(buf[:0], &l.dense, l.denseMax)
-		if old := l.ivs[l.cur]; cap(old) >= len(b) {
-			l.ivs[l.cur] = append(old[:0], b...)
-		} else {
-			l.ivs[l.cur] = append([]byte(nil), b...)
-		}
+		l.stale += int(l.ivs[l.cur].n)
+		off := len(l.buf)
+		l.buf = appendDense(l.buf, &l.dense, l.denseMax)
+		l.ivs[l.cur] = ivSpan{uint32(off), uint32(len(l.buf) - off)}
 		clear(l.dense[:])
+		if l.stale > 4096 && 2*l.stale > len(l.buf) {
+			l.compact()
+		}
 	}
 	l.cur, l.denseMax, l.curLo, l.curHi = -1, 0, 0, 0
+}
+
+// compact copies the intervals' encodings to a buf without stale bytes.
+func (l *latencyRec) compact() {
+	buf := make([]byte, 0, len(l.buf)-l.stale)
+	for i, sp := range l.ivs {
+		if sp.n > 0 {
+			at := len(buf)
+			buf = append(buf, l.enc(i)...)
+			l.ivs[i].off = uint32(at)
+		}
+	}
+	l.buf, l.stale = buf, 0
 }
 
 // widen moves the timeline to intervals of width w, a multiple of bucketMs (both start at
@@ -116,37 +139,42 @@ func (l *latencyRec) widen(w int64) {
 		return
 	}
 	ratio, off := w/l.bucketMs, (l.startMs-start)/l.bucketMs
-	out := make([][]byte, (l.startMs+int64(len(l.ivs)-1)*l.bucketMs-start)/w+1)
+	n := int((l.startMs+int64(len(l.ivs)-1)*l.bucketMs-start)/w + 1)
+	out := make([]ivSpan, n, max(n, LatencyTimelineMaxBuckets+1)) // room to grow to the bound
+	buf := make([]byte, 0, len(l.buf)-l.stale)
 	for k := range out {
 		lo, hi := max(int64(k)*ratio-off, 0), min(int64(k+1)*ratio-off, int64(len(l.ivs)))
-		out[k] = l.sum(l.ivs[lo:hi])
+		at := len(buf)
+		buf = l.sum(buf, int(lo), int(hi))
+		out[k] = ivSpan{uint32(at), uint32(len(buf) - at)}
 	}
-	l.startMs, l.bucketMs, l.ivs = start, w, out
+	l.startMs, l.bucketMs, l.ivs, l.buf, l.stale = start, w, out, buf, 0
 }
 
-// sum is the encoding of the sum of the encoded intervals parts (nil when all are empty),
-// added in the dense counts (which must be clear, and are left clear).
-func (l *latencyRec) sum(parts [][]byte) []byte {
-	var one []byte
-	n := 0
-	for _, b := range parts {
-		if b != nil {
-			one, n = b, n+1
+// sum appends to dst the encoding of the sum of intervals [lo, hi) (nothing when all are
+// empty), added in the dense counts (which must be clear, and are left clear).
+func (l *latencyRec) sum(dst []byte, lo, hi int) []byte {
+	one, n := 0, 0
+	for i := lo; i < hi; i++ {
+		if l.ivs[i].n > 0 {
+			one, n = i, n+1
 		}
 	}
-	if n <= 1 {
-		return one
+	switch n {
+	case 0:
+		return dst
+	case 1:
+		return append(dst, l.enc(one)...)
 	}
 	var mx int64
-	for _, b := range parts {
-		if b != nil {
-			mx = max(mx, addEncoded(&l.dense, b))
+	for i := lo; i < hi; i++ {
+		if l.ivs[i].n > 0 {
+			mx = max(mx, addEncoded(&l.dense, l.enc(i)))
 		}
 	}
-	var buf [maxIntervalBytes]byte
-	out := append([]byte(nil), appendDense(buf[:0], &l.dense, mx)...)
+	dst = appendDense(dst, &l.dense, mx)
 	clear(l.dense[:])
-	return out
+	return dst
 }
 
 // snapshot returns the timeline recorded so far (nil when empty or full): one slice of every
@@ -156,34 +184,30 @@ func (l *latencyRec) snapshot() *LatencyTimeline {
 		return nil
 	}
 	nums := 0
-	for i, b := range l.ivs {
+	for i := range l.ivs {
 		if i == l.cur {
 			nums += denseLen(&l.dense, l.denseMax)
 		} else {
-			nums += encodedLen(b)
+			nums += encodedLen(l.enc(i))
 		}
 	}
 	flat := make([]int64, 0, nums)
 	t := &LatencyTimeline{StartUnixMs: l.startMs, BucketMs: l.bucketMs, Intervals: make([][]int64, len(l.ivs))}
-	for i, b := range l.ivs {
+	for i := range l.ivs {
 		at := len(flat)
 		if i == l.cur {
 			flat = appendDenseInts(flat, &l.dense, l.denseMax)
 		} else {
-			flat = appendDecoded(flat, b)
+			flat = appendDecoded(flat, l.enc(i))
 		}
 		t.Intervals[i] = flat[at:len(flat):len(flat)]
 	}
 	return t.trim()
 }
 
-// memBytes is the memory l holds: the struct, the intervals' headers and their encodings.
+// memBytes is the memory l holds: the struct, the intervals' spans and their encodings.
 func (l *latencyRec) memBytes() int {
-	n := 8*latencyBinCount + 80 + 24*cap(l.ivs)
-	for _, b := range l.ivs {
-		n += cap(b)
-	}
-	return n
+	return int(unsafe.Sizeof(*l)) + 8*cap(l.ivs) + cap(l.buf)
 }
 
 // appendDense appends the encoding of the interval of bin counts dense and maximum mx > 0.
