@@ -199,3 +199,23 @@ func heapAlloc() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// TestLatencyTimelineRevisits: calls whose starts alternate between two intervals (each call
+// reopens the other interval) keep the recorder's buffer bounded (stale encodings are
+// compacted) and its timeline equal to the int64-band recorder's.
+func TestLatencyTimelineRevisits(t *testing.T) {
+	l, ref := newLatencyRec(), newRefLatencyRec()
+	rng := rand.New(rand.NewPCG(2, 3))
+	base := int64(1_800_000_000e9)
+	for i := range 100_000 {
+		at, us := base+int64(i%2)*1e9+int64(i), 1+rng.Int64N(4_000_000)
+		l.record(at, us)
+		ref.record(at, us)
+	}
+	if got, want := l.snapshot(), ref.snapshot(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("timelines differ: %s", equalTimelines(got, want))
+	}
+	if n := l.memBytes(); n > 16<<10 {
+		t.Fatalf("the recorder holds %d bytes after 100,000 revisits of two intervals", n)
+	}
+}
