@@ -6,8 +6,10 @@
 #      same connections; Redis' own count and CPU per call (hack/bench-redis.sh)
 #   2. HeTu hello_world CPU per call and calls/s: our k6 Go client vs the Python asyncio client, same
 #      server, connections and duration, all packet layers; runner cores for 1.2 M calls/s (hack/bench-hetu.sh)
-#   3. Histogram record and merge throughput (Go benchmarks of internal/results)
-#   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept)
+#   3. Histogram record and merge throughput (Go benchmarks of internal/results); recording a call
+#      in the latency timeline: compact vs the int64-band layout it replaced (same run)
+#   4. Runner memory after 10^8 samples vs k6's Trend metric (every sample kept); a VU's latency
+#      timeline after 240 s at 1,000 calls/s (narrow, wide latencies): compact vs the int64-band layout
 #   5. Manager collection of 1,024 runner documents × 24 h: streaming merge vs all decoded first
 #   6. TCP echo calls/s: our k6 (tcp.echo Go hot path, every message recorded) vs a plain Go
 #      client loop (hack/echo-client), same echo server (cmd/echo-server), connections and size
@@ -50,10 +52,12 @@ hr "2. HeTu hello_world: benchrun k6 Go client vs Python asyncio client, CPU per
 ROUNDS=$ROUNDS hack/bench-hetu.sh "$HETU_CONNS" "${HETU_SECONDS:-8}"
 
 hr "3. Histogram record + merge throughput"
-go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge' -benchtime 2s ./internal/results/ | grep -E '^Benchmark|ns/op'
+go test -run '^$' -bench 'BenchmarkRecorderRecord|BenchmarkMerge|BenchmarkLatencyTimelineRecord' -benchtime 2s ./internal/results/ | grep -E '^Benchmark|ns/op'
 
-hr "4. Runner memory after 10^8 samples"
+hr "4. Runner memory after 10^8 samples; latency timeline per VU"
 BENCHRUN_BENCH=1 go test -count=1 -run TestRunnerMemory1e8 -v ./internal/results/ | grep -E 'runner memory|FAIL|ok'
+echo "latency timeline per VU, 240 s at 1,000 calls/s (bytes/recorder; ratio-vs-int64-band: compact / the previous layout, same run):"
+go test -run '^$' -bench 'BenchmarkLatencyTimelineMemory' -benchtime 16x ./internal/results/ | grep -E '^Benchmark'
 
 hr "5. Collection of 1,024 runner documents (2 scenarios × 24 h each): streaming merge vs all in memory"
 col=()

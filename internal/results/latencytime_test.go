@@ -341,10 +341,7 @@ func TestLatencyTimelineSize(t *testing.T) {
 			}
 			r.Record(base.Add(time.Duration(ms)*time.Millisecond), lat, "v", "")
 		}
-		mem := 24*cap(r.lat.ivs) + 8*len(r.lat.dense)
-		for _, iv := range r.lat.ivs {
-			mem += 8 * cap(iv)
-		}
+		mem := r.lat.memBytes()
 		t.Logf("%s: the recorder holds %d KiB of latency timeline", d, mem>>10)
 		doc := mustDoc(t, "r", r.Scenario())
 		lt := doc.Scenarios[0].LatencyTimeline

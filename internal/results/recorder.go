@@ -23,8 +23,9 @@ const TimelineMaxBuckets = 2880
 // Recorder accumulates the calls of one scenario in bounded memory (about 190 KiB of
 // histogram counts, plus at most 8·TimelineMaxBuckets bytes of start timeline: the timeline
 // coarsens as the scenario grows, see TimelineWidthsMs; plus the latency timeline: 2 KiB for
-// the current interval and at most LatencyTimelineMaxBuckets intervals of the bins between
-// their fastest and slowest call, 8 bytes each, see latencytime.go). It is not safe for
+// the current interval and at most LatencyTimelineMaxBuckets intervals stored compactly, about
+// 6 KiB for narrow and 26 KiB for widely spread latencies at 1,000 calls/s, see latencyrec.go).
+// It is not safe for
 // concurrent use: give each VU or goroutine its own Recorder and combine the snapshots with
 // NewDocument or Merge. Record does not allocate once the values it sees have been seen
 // before (and within the timeline capacity, 10 minutes at first, amortized afterwards).
