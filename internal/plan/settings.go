@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/flatjson"
 )
 
 // This file is how a scenario type's own settings reach benchrun.js without a field of this
@@ -34,22 +34,17 @@ var typedKeys = func() map[string]bool {
 // MarshalJSON writes Settings as entries of their own after the typed fields, by name.
 func (s Scenario) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(plainScenario(s))
-	if err != nil || len(s.Settings) == 0 {
-		return b, err
+	if err != nil {
+		return nil, err
 	}
-	out := bytes.NewBuffer(b[:len(b)-1]) // without its closing brace; never empty (name, type)
+	entries := make([]flatjson.Entry, 0, len(s.Settings))
 	for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
 		if typedKeys[k] {
 			return nil, fmt.Errorf("plan: scenario %q: settings %q would repeat a typed field", s.Name, k)
 		}
-		name, _ := json.Marshal(k)
-		out.WriteByte(',')
-		out.Write(name)
-		out.WriteByte(':')
-		out.Write(s.Settings[k])
+		entries = append(entries, flatjson.Entry{Name: k, Value: s.Settings[k]})
 	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
+	return flatjson.Append(b, entries), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes: every entry but a typed field's is a setting.
@@ -58,20 +53,12 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &plain); err != nil {
 		return err
 	}
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(b, &entries); err != nil {
+	settings, err := flatjson.Extra(b, func(name string) bool { return typedKeys[name] })
+	if err != nil {
 		return err
 	}
 	*s = Scenario(plain)
-	s.Settings = nil
-	for k, v := range entries {
-		if !typedKeys[k] {
-			if s.Settings == nil {
-				s.Settings = map[string]json.RawMessage{}
-			}
-			s.Settings[k] = v
-		}
-	}
+	s.Settings = settings
 	return nil
 }
 

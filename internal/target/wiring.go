@@ -1,13 +1,13 @@
 package target
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
+	"github.com/benchrun/benchrun/internal/flatjson"
 	"github.com/benchrun/benchrun/internal/workload"
 )
 
@@ -86,26 +86,17 @@ func (a Addresses) MarshalJSON() ([]byte, error) {
 			names = append(names, n)
 		}
 	}
-	out := bytes.NewBuffer(b[:len(b)-1]) // without its closing brace
+	var entries []flatjson.Entry
 	for _, n := range names {
-		s, ok := a.Streams[n]
-		if !ok || s == nil {
-			continue
+		if s := a.Streams[n]; s != nil {
+			v, err := json.Marshal(s)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, flatjson.Entry{Name: n, Value: v})
 		}
-		v, err := json.Marshal(s)
-		if err != nil {
-			return nil, err
-		}
-		if out.Len() > 1 {
-			out.WriteByte(',')
-		}
-		k, _ := json.Marshal(n)
-		out.Write(k)
-		out.WriteByte(':')
-		out.Write(v)
 	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
+	return flatjson.Append(b, entries), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes: every entry but redis and hetu is a stream.
@@ -114,16 +105,13 @@ func (a *Addresses) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &fixed); err != nil {
 		return err
 	}
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(b, &entries); err != nil {
+	entries, err := flatjson.Extra(b, func(name string) bool { return name == "redis" || name == "hetu" })
+	if err != nil {
 		return err
 	}
 	*a = Addresses(fixed)
 	a.Streams = nil
 	for n, raw := range entries {
-		if n == "redis" || n == "hetu" {
-			continue
-		}
 		var s *StreamAddresses
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("BENCHRUN_TARGET entry %s: %w", n, err)
