@@ -217,6 +217,7 @@ func latencyTimeCharts(out map[string][]byte, sum results.Summary, doc *results.
 		c := charts.LineChart{Title: sc.Name + ": latency over time (per " + w + " of call starts)",
 			X: charts.Axis{Title: "elapsed", Kind: charts.Elapsed}, Y: charts.Axis{Title: "latency (ms)", Kind: charts.Log},
 			Dots: len(pts) <= 60}
+		gaps := len(sc.LatencyTimeline.Intervals) <= per // a downsampled line is not broken
 		for _, st := range []struct {
 			name string
 			v    func(results.LatencyPoint) float64
@@ -227,7 +228,6 @@ func latencyTimeCharts(out map[string][]byte, sum results.Summary, doc *results.
 			{"max", func(p results.LatencyPoint) float64 { return p.MaxMs }},
 		} {
 			s := charts.Series{Name: st.name, Dashed: st.name == "max"}
-			gaps := len(sc.LatencyTimeline.Intervals) <= per
 			for k, p := range pts {
 				x := max(float64(p.StartUnixMs-t0.UnixMilli())/1000, 0)
 				if gaps && k > 0 && p.StartUnixMs-pts[k-1].StartUnixMs > sc.LatencyTimeline.BucketMs {

@@ -49,7 +49,7 @@ func (l *latencyRec) record(startNs, us int64) {
 			return
 		}
 	}
-	l.dense[latencyBin(us)]++
+	l.dense[LatencyBin(us)]++
 	l.denseMax = max(l.denseMax, us)
 }
 
@@ -212,7 +212,7 @@ func (l *latencyRec) memBytes() int {
 
 // appendDense appends the encoding of the interval of bin counts dense and maximum mx > 0.
 func appendDense(dst []byte, dense *[latencyBinCount]int64, mx int64) []byte {
-	lo, hi := 0, latencyBin(mx)
+	lo, hi := 0, LatencyBin(mx)
 	for dense[lo] == 0 {
 		lo++
 	}
@@ -281,7 +281,7 @@ func encodedLen(b []byte) int {
 	}
 	i := 0
 	mx, first := uvarint(b, &i), uvarint(b, &i)
-	return 3 + latencyBin(mx) - int(first)
+	return 3 + LatencyBin(mx) - int(first)
 }
 
 // denseLen is the length of the interval of bin counts dense and maximum mx as
@@ -294,7 +294,7 @@ func denseLen(dense *[latencyBinCount]int64, mx int64) int {
 	for dense[lo] == 0 {
 		lo++
 	}
-	return 3 + latencyBin(mx) - lo
+	return 3 + LatencyBin(mx) - lo
 }
 
 // appendDenseInts appends the interval of bin counts dense and maximum mx as
@@ -303,7 +303,7 @@ func appendDenseInts(dst []int64, dense *[latencyBinCount]int64, mx int64) []int
 	if mx == 0 {
 		return dst
 	}
-	lo, hi := 0, latencyBin(mx)
+	lo, hi := 0, LatencyBin(mx)
 	for dense[lo] == 0 {
 		lo++
 	}

@@ -51,8 +51,8 @@ type LatencyTimeline struct {
 	Intervals [][]int64 `json:"intervals"`
 }
 
-// latencyBin is the index of the bin holding v (in [0, HistogramMaxValue]).
-func latencyBin(v int64) int {
+// LatencyBin is the index of the latency timeline's bin holding v µs (in [0, HistogramMaxValue]).
+func LatencyBin(v int64) int {
 	if v < 16 {
 		return int(v)
 	}
@@ -60,14 +60,8 @@ func latencyBin(v int64) int {
 	return 16 + (e-4)*8 + int((v>>(e-3))&7)
 }
 
-// LatencyBin is the index of the latency timeline's bin holding v µs (v in [0, 2^32)).
-func LatencyBin(v int64) int { return latencyBin(v) }
-
 // LatencyBinValue is the lowest value (µs) of the latency timeline's bin i (in [0, 240)).
-func LatencyBinValue(i int) int64 { return latencyBinValue(i) }
-
-// latencyBinValue is the lowest value of bin i.
-func latencyBinValue(i int) int64 {
+func LatencyBinValue(i int) int64 {
 	if i < 16 {
 		return int64(i)
 	}
@@ -264,7 +258,7 @@ func validateInterval(iv []int64) (int64, error) {
 	if mx < HistogramMinValue || mx > HistogramMaxValue {
 		return 0, fmt.Errorf("max %d outside [%d, %d]", mx, HistogramMinValue, HistogramMaxValue)
 	}
-	if last := int64(latencyBin(mx)); first < HistogramMinValue || first+int64(len(iv))-3 != last {
+	if last := int64(LatencyBin(mx)); first < HistogramMinValue || first+int64(len(iv))-3 != last {
 		return 0, fmt.Errorf("bins %d to %d+%d, want from at least %d to the bin of max (%d)", first, first, len(iv)-3, HistogramMinValue, last)
 	}
 	if iv[2] <= 0 || iv[len(iv)-1] <= 0 {
@@ -325,9 +319,9 @@ func intervalQuantile(iv []int64, calls int64, q float64) float64 {
 	for k, n := range iv[2:] {
 		if seen += n; seen >= rank {
 			bin := int(iv[1]) + k
-			lo, hi := latencyBinValue(bin), int64(HistogramMaxValue)
+			lo, hi := LatencyBinValue(bin), int64(HistogramMaxValue)
 			if bin+1 < latencyBinCount {
-				hi = latencyBinValue(bin+1) - 1
+				hi = LatencyBinValue(bin+1) - 1
 			}
 			return min(float64(lo)+float64(hi-lo)/2, float64(iv[0])) / 1000
 		}

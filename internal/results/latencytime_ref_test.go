@@ -34,7 +34,7 @@ func (l *refLatencyRec) record(startNs, us int64) {
 			return
 		}
 	}
-	l.dense[latencyBin(us)]++
+	l.dense[LatencyBin(us)]++
 	l.denseMax = max(l.denseMax, us)
 }
 
@@ -112,7 +112,7 @@ func refDenseInterval(dense *[latencyBinCount]int64, mx int64) []int64 {
 	if mx == 0 {
 		return nil
 	}
-	lo, hi := 0, latencyBin(mx)
+	lo, hi := 0, LatencyBin(mx)
 	for dense[lo] == 0 {
 		lo++
 	}

@@ -14,22 +14,22 @@ import (
 // TestLatencyBins: the bins cover [0, HistogramMaxValue] in ascending order, each value lies
 // in its bin, and a bin is less than 12.5 % of its value wide.
 func TestLatencyBins(t *testing.T) {
-	if b := latencyBin(1<<32 - 1); b != latencyBinCount-1 || latencyBin(HistogramMaxValue) >= latencyBinCount {
+	if b := LatencyBin(1<<32 - 1); b != latencyBinCount-1 || LatencyBin(HistogramMaxValue) >= latencyBinCount {
 		t.Fatalf("bin of the largest value: %d, want %d", b, latencyBinCount-1)
 	}
 	for i := 1; i < latencyBinCount; i++ {
-		if latencyBinValue(i) <= latencyBinValue(i-1) || latencyBin(latencyBinValue(i)) != i || latencyBin(latencyBinValue(i)-1) != i-1 {
-			t.Fatalf("bin %d starts at %d (bin %d at %d)", i, latencyBinValue(i), i-1, latencyBinValue(i-1))
+		if LatencyBinValue(i) <= LatencyBinValue(i-1) || LatencyBin(LatencyBinValue(i)) != i || LatencyBin(LatencyBinValue(i)-1) != i-1 {
+			t.Fatalf("bin %d starts at %d (bin %d at %d)", i, LatencyBinValue(i), i-1, LatencyBinValue(i-1))
 		}
-		if i < latencyBinCount-1 && i >= 16 && float64(latencyBinValue(i+1)-latencyBinValue(i)) > 0.125*float64(latencyBinValue(i)) {
-			t.Fatalf("bin %d is %d wide at %d", i, latencyBinValue(i+1)-latencyBinValue(i), latencyBinValue(i))
+		if i < latencyBinCount-1 && i >= 16 && float64(LatencyBinValue(i+1)-LatencyBinValue(i)) > 0.125*float64(LatencyBinValue(i)) {
+			t.Fatalf("bin %d is %d wide at %d", i, LatencyBinValue(i+1)-LatencyBinValue(i), LatencyBinValue(i))
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	for range 100_000 {
 		v := rng.Int64N(HistogramMaxValue + 1)
-		if lo := latencyBinValue(latencyBin(v)); lo > v || (latencyBin(v)+1 < latencyBinCount && latencyBinValue(latencyBin(v)+1) <= v) {
-			t.Fatalf("%d in bin %d starting at %d", v, latencyBin(v), lo)
+		if lo := LatencyBinValue(LatencyBin(v)); lo > v || (LatencyBin(v)+1 < latencyBinCount && LatencyBinValue(LatencyBin(v)+1) <= v) {
+			t.Fatalf("%d in bin %d starting at %d", v, LatencyBin(v), lo)
 		}
 	}
 }
@@ -64,7 +64,7 @@ func expectedTimeline(calls []call, w int64) *LatencyTimeline {
 	maxes := make([]int64, hi-lo+1)
 	for _, c := range calls {
 		k := floorDiv(c.startNs/1e6, w) - lo
-		dense[k][latencyBin(c.us)]++
+		dense[k][LatencyBin(c.us)]++
 		maxes[k] = max(maxes[k], c.us)
 	}
 	t := &LatencyTimeline{StartUnixMs: lo * w, BucketMs: w, Intervals: make([][]int64, len(dense))}
@@ -72,7 +72,7 @@ func expectedTimeline(calls []call, w int64) *LatencyTimeline {
 		t.Intervals[k] = []int64{}
 		if maxes[k] > 0 {
 			lo := slices.IndexFunc(dense[k][:], func(n int64) bool { return n > 0 })
-			t.Intervals[k] = append([]int64{maxes[k], int64(lo)}, dense[k][lo:latencyBin(maxes[k])+1]...)
+			t.Intervals[k] = append([]int64{maxes[k], int64(lo)}, dense[k][lo:LatencyBin(maxes[k])+1]...)
 		}
 	}
 	return t

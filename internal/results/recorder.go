@@ -221,14 +221,7 @@ func (r *Recorder) addStart(ns int64) {
 // coarsen moves the timeline to the next width of TimelineWidthsMs, adding counts exactly
 // (each width divides the next). The current bucket is forgotten.
 func (r *Recorder) coarsen() {
-	next := r.bucketMs
-	for _, w := range TimelineWidthsMs {
-		if w > r.bucketMs {
-			next = w
-			break
-		}
-	}
-	t := rebucket(Timeline{StartUnixMs: r.startMs, BucketMs: r.bucketMs, Counts: r.starts}, next)
+	t := rebucket(Timeline{StartUnixMs: r.startMs, BucketMs: r.bucketMs, Counts: r.starts}, nextWidth(r.bucketMs))
 	r.startMs, r.bucketMs, r.starts = t.StartUnixMs, t.BucketMs, t.Counts
 	r.curLo, r.curHi = 0, 0
 }

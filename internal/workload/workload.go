@@ -117,28 +117,26 @@ func Streams() []Address {
 // All() it is the ExternalKind Enum (hack/workload-cel generates it).
 func ExternalKinds(ds []Descriptor) []v1alpha1.ExternalKind {
 	var out []v1alpha1.ExternalKind
-	add := func(keep func(Descriptor) bool) {
-		for _, d := range ds {
-			for _, k := range d.External {
-				if keep(d) && !slices.Contains(out, k) {
-					out = append(out, k)
-				}
-			}
-		}
-	}
-	add(func(d Descriptor) bool { return d.Address == AddressRedis })
-	add(func(d Descriptor) bool { return d.Address == AddressHeTu })
-	add(func(Descriptor) bool { return true })
-	return out
+	out = kindsWhere(out, ds, func(d Descriptor) bool { return d.Address == AddressRedis })
+	out = kindsWhere(out, ds, func(d Descriptor) bool { return d.Address == AddressHeTu })
+	return kindsWhere(out, ds, func(Descriptor) bool { return true })
 }
 
 // StreamKinds are the external kinds of ds's types on stream addresses (tcp, http, grpc):
 // endpoints without Redis credentials or HeTu settings.
 func StreamKinds(ds []Descriptor) []v1alpha1.ExternalKind {
-	var out []v1alpha1.ExternalKind
+	return kindsWhere(nil, ds, func(d Descriptor) bool { return d.Address.IsStream() })
+}
+
+// kindsWhere appends to out the external kinds of the descriptors of ds that keep accepts,
+// in order, each kind once.
+func kindsWhere(out []v1alpha1.ExternalKind, ds []Descriptor, keep func(Descriptor) bool) []v1alpha1.ExternalKind {
 	for _, d := range ds {
+		if !keep(d) {
+			continue
+		}
 		for _, k := range d.External {
-			if d.Address.IsStream() && !slices.Contains(out, k) {
+			if !slices.Contains(out, k) {
 				out = append(out, k)
 			}
 		}
