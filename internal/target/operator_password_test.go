@@ -97,7 +97,7 @@ func TestOperatorPasswordConfReal(t *testing.T) {
 		if _, err := resp.Do(ctx, addr, pw+"x", "PING"); err == nil {
 			t.Errorf("%q: a wrong password was accepted", pw)
 		}
-		probe := operatorProbe()["exec"].(map[string]any)["command"].([]any)
+		probe := operatorProbe(true)["exec"].(map[string]any)["command"].([]any)
 		cmd := exec.Command(probe[0].(string), probe[1].(string), probe[2].(string))
 		cmd.Env = append(os.Environ(), PasswordEnv+"="+pw, "REDIS_PORT="+port)
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -37,7 +37,7 @@ func (r *redis) operatorObjects() []client.Object {
 	}
 	if ref := r.spec.PasswordSecretRef; ref != nil {
 		kubernetesConfig["redisSecret"] = map[string]any{"name": ref.Name, "key": ref.Key}
-		spec["readinessProbe"], spec["livenessProbe"] = operatorProbe(), operatorProbe()
+		spec["readinessProbe"], spec["livenessProbe"] = operatorProbe(false), operatorProbe(true)
 	}
 	if len(r.spec.NodeSelector) > 0 {
 		spec["nodeSelector"] = stringMap(r.spec.NodeSelector)

@@ -5,6 +5,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // specialPassword has every character that once broke a config file, URL or shell word on
@@ -44,7 +45,9 @@ func TestRedisHAOperatorPassword(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(restarts), "\n") {
 		f := strings.Fields(l)
 		if len(f) == 2 && strings.Contains(f[0], "op-pw-g1-redis") && f[1] != "0" {
-			t.Errorf("target pod %s restarted %s times", f[0], f[1])
+			last, _ := kubectl("", "-n", ns, "get", "pod", f[0], "-o", `jsonpath={.status.containerStatuses[0].lastState}`)
+			logs, _ := kubectl("", "-n", ns, "logs", "--previous", "--tail", "20", f[0])
+			t.Errorf("target pod %s restarted %s times; last state %s; its previous log:\n%s", f[0], f[1], last, logs)
 		}
 		if len(f) > 0 && strings.HasPrefix(f[0], "op-pw-g1-redis-sentinel-") {
 			sentinel = f[0]
@@ -54,8 +57,15 @@ func TestRedisHAOperatorPassword(t *testing.T) {
 		t.Fatalf("no sentinel pod in:\n%s", restarts)
 	}
 	// num-slaves comes from the master's INFO, which needs auth-pass; flags "master" (not
-	// s_down) needs authenticated PINGs.
-	master := redisCLI(t, ns, sentinel, "-p", "26379", "SENTINEL", "MASTER", "mymaster")
+	// s_down) needs authenticated PINGs. A sentinel refreshes INFO every 10 s and a young one
+	// may not have seen the replica yet (the runs are short): asked until it has, for 30 s.
+	var master string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Second) {
+		master = redisCLI(t, ns, sentinel, "-p", "26379", "SENTINEL", "MASTER", "mymaster")
+		if (fieldAfter(master, "flags") == "master" && fieldAfter(master, "num-slaves") == "1") || time.Now().After(deadline) {
+			break
+		}
+	}
 	t.Logf("SENTINEL MASTER mymaster:\n%s", master)
 	if f := fieldAfter(master, "flags"); f != "master" {
 		t.Errorf("sentinel %s: master flags %q", sentinel, f)
