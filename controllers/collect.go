@@ -19,6 +19,7 @@ import (
 	"github.com/benchrun/benchrun/internal/naming"
 	"github.com/benchrun/benchrun/internal/plan"
 	"github.com/benchrun/benchrun/internal/results"
+	"github.com/benchrun/benchrun/internal/verdict"
 )
 
 // maxPartialReasons bounds status.partialReasons.
@@ -60,7 +61,7 @@ func (r *BenchmarkRunReconciler) collect(ctx context.Context, s *step) error {
 		return nil
 	}
 	sum := results.Summarize(merged, plan.SummaryOptions(run))
-	st.Results = toScenarioResults(sum.Scenarios)
+	st.Results = verdict.FromSummaries(sum.Scenarios)
 	st.Live = nil // the exact figures replace the live ones
 	st.BestCPS = bestCPS(sum.Scenarios)
 	st.Partial = sum.Partial
@@ -120,28 +121,6 @@ func (r *BenchmarkRunReconciler) runnerResult(ctx context.Context, s *step, obs 
 		return rn, err
 	}
 	return rn, nil
-}
-
-// toScenarioResults converts the summaries to the API type (same JSON keys; the API keeps
-// a subset of the fields).
-func toScenarioResults(scs []results.ScenarioSummary) []v1alpha1.ScenarioResult {
-	out := make([]v1alpha1.ScenarioResult, 0, len(scs))
-	for _, sc := range scs {
-		res := v1alpha1.ScenarioResult{
-			Name: sc.Name, Type: sc.Type, Calls: sc.Calls, Errors: sc.Errors, CPS: sc.CPS,
-			LatencyMs: v1alpha1.LatencyMs{Mean: sc.LatencyMs.Mean, P50: sc.LatencyMs.P50, P90: sc.LatencyMs.P90,
-				P99: sc.LatencyMs.P99, P999: sc.LatencyMs.P999, Min: sc.LatencyMs.Min, Max: sc.LatencyMs.Max,
-				Median: sc.LatencyMs.Median, StdDev: sc.LatencyMs.StdDev},
-			CallsPerMinute: sc.CallsPerMinute,
-		}
-		for _, v := range sc.ReturnValues[:min(len(sc.ReturnValues), 64)] {
-			res.ReturnValues = append(res.ReturnValues, v1alpha1.ValueCount{Value: v.Value, Count: v.Count, Percent: v.Percent})
-		}
-		res.Operations, res.ServerCalls = operationResults(sc)
-		res.Open = openResult(sc)
-		out = append(out, res)
-	}
-	return out[:min(len(out), 32)]
 }
 
 // bestCPS is the highest scenario CPS as text, e.g. "140,217.49 hello_world".
@@ -229,19 +208,4 @@ func (r *BenchmarkRunReconciler) writeReportConfigMap(ctx context.Context, s *st
 		return fmt.Errorf("writing report %s: %w", name, err)
 	}
 	return nil
-}
-
-// operationResults are a scenario's per-operation results and the target's own count, compact
-// for status.
-func operationResults(sc results.ScenarioSummary) ([]v1alpha1.OperationResult, *int64) {
-	var ops []v1alpha1.OperationResult
-	for _, op := range sc.Operations[:min(len(sc.Operations), 16)] {
-		l := op.LatencyUs
-		ops = append(ops, v1alpha1.OperationResult{Name: op.Name, Calls: op.Calls, CPS: op.CPS, MeanUs: l.Mean, P99Us: l.P99, P999Us: l.P999})
-	}
-	var server *int64
-	if n := results.ObservedCalls(sc); n >= 0 && sc.Command != "" {
-		server = &n
-	}
-	return ops, server
 }

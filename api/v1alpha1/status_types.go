@@ -207,6 +207,10 @@ type ScenarioResult struct {
 	// coordinated omission: from each call's intended start).
 	// +optional
 	Open *OpenModelResult `json:"open,omitempty"`
+	// TransferMiBPerSec is a tcp.echo scenario's bytes read back from the target per second
+	// over its calls' span, in MiB, 2 decimals: the echo table's Transfer/sec.
+	// +optional
+	TransferMiBPerSec float64 `json:"transferMiBPerSec,omitempty"`
 }
 
 // OperationResult is one operation of a scenario, latencies in microseconds.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,4 +115,60 @@ func echoRunFile(t *testing.T, template string) (file, stats string) {
 	}
 	stats = filepath.Join(t.TempDir(), "stats.json")
 	return writeFile(t, "run.yaml", fmt.Sprintf(template, echoServer.path, stats)), stats
+}
+
+const echoSuite = `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkSuite
+metadata:
+  name: cli-echo-suite
+spec:
+  template:
+    target:
+      custom:
+        image: benchrun.local/echo:dev
+        command: [%q]
+        args: [-listen, "127.0.0.1:$(BENCHRUN_PORT_ECHO)", -stats-file, %q]
+        ports: [{name: echo, port: 7007}]
+        readinessProbe: {tcpSocket: {port: echo}}
+    load:
+      workers: 1
+      tasksPerWorker: 2
+      duration: 2s
+      scenarios:
+      - {name: echo_1000, type: tcp.echo, bodySize: 1000}
+  variants:
+  - name: small
+  - name: wide
+    load: {workers: 2}
+`
+
+// TestRunSuiteEchoTransfer: a local suite of two tcp.echo variants against our echo server
+// has the echo comparison with each variant's transfer rate, the one its child's own report
+// printed (Transfer/sec).
+func TestRunSuiteEchoTransfer(t *testing.T) {
+	needBinaries(t)
+	file, _ := echoRunFile(t, echoSuite)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", file, "--out-dir", out, "--output", "markdown")
+	if code := c.run(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, c.stdout.String())
+	}
+	_, md, _ := strings.Cut(c.stdout.String(), "TCP Echo Statistics (")
+	md, _, _ = strings.Cut(md, "\n\n\n")
+	if !strings.Contains(md, "| Latency std (ms) | Transfer/sec (MiB) |") {
+		t.Fatalf("no transfer rate column in the suite's echo table:\n%s", c.stdout.String())
+	}
+	for _, v := range []string{"small", "wide"} {
+		child := mustRead(t, filepath.Join(out, "cli-echo-suite-"+v+"-r1", "report.md"))
+		_, after, ok := strings.Cut(child, "Transfer/sec: ")
+		rate, _, _ := strings.Cut(after, "MiB")
+		f, err := strconv.ParseFloat(rate, 64)
+		if !ok || err != nil || f <= 0 {
+			t.Fatalf("child %s: no Transfer/sec in its report:\n%s", v, child)
+		}
+		row := regexp.MustCompile(`(?m)^\| ` + v + ` +\| echo_1000 \|.*\| +([0-9.]+) \|$`).FindStringSubmatch(md)
+		if row == nil || row[1] != strconv.FormatFloat(f, 'f', 2, 64) {
+			t.Errorf("variant %s: suite echo row %q, child's Transfer/sec %s MiB", v, row, rate)
+		}
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -277,5 +279,46 @@ func TestRunSuiteVariantCannotRunHere(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the out dir was created (%v): something ran", err)
+	}
+}
+
+// TestRunSuitePegasusLocally: a local suite's children keep their per-operation figures (they
+// were converted without them), so the Pegasus table of a ycsb scenario has its read and write
+// columns: a row per variant whose R-QPS and W-QPS are the child's read and update calls/s.
+func TestRunSuitePegasusLocally(t *testing.T) {
+	needRedis(t)
+	out := filepath.Join(t.TempDir(), "out")
+	c := newCLI(t, nil, "run", "-f", writeFile(t, "suite.yaml", `apiVersion: bench.benchrun.io/v1alpha1
+kind: BenchmarkSuite
+metadata:
+  name: cli-pegasus
+spec:
+  template:
+    target:
+      redis: {mode: single}
+    load:
+      workers: 1
+      tasksPerWorker: 2
+      duration: 2s
+      scenarios:
+      - name: ycsb_a
+        type: ycsb
+        keySpace: 1000
+        ycsb: {readProportion: 0.5, updateProportion: 0.5, requestDistribution: uniform}
+  variants:
+  - name: plain
+`), "--out-dir", out, "--output", "markdown")
+	if code := c.run(t); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, c.stderr.String())
+	}
+	md := c.stdout.String()
+	row := regexp.MustCompile(`(?m)^\| plain +\| ycsb_a +\| Read & Write +\| 1:1 +\|(.*)\|$`).FindStringSubmatch(md)
+	if row == nil {
+		t.Fatalf("no Pegasus row of read and write figures:\n%s", md)
+	}
+	for i, cell := range strings.Split(row[1], "|") {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(cell, ",", "")), 64); err != nil || v <= 0 {
+			t.Errorf("Pegasus column %d of %q: %q", i, row[0], cell)
+		}
 	}
 }

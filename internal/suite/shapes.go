@@ -82,11 +82,25 @@ func meanResult(res []v1alpha1.ScenarioResult) v1alpha1.ScenarioResult {
 	}
 	out.Calls = int64(calls/n + 0.5)
 	out.Operations = meanOperations(res)
+	out.TransferMiBPerSec = meanTransfer(res)
 	l := &out.LatencyMs
 	for _, f := range []*float64{&out.CPS, &l.Mean, &l.P50, &l.P90, &l.P99, &l.P999, &l.Median, &l.StdDev} {
 		*f = round2(*f)
 	}
 	return out
+}
+
+// meanTransfer is the mean transfer rate of res, 0 (unknown) when one of them has none (a
+// child of an older operator).
+func meanTransfer(res []v1alpha1.ScenarioResult) float64 {
+	var sum float64
+	for _, r := range res {
+		if r.TransferMiBPerSec <= 0 {
+			return 0
+		}
+		sum += r.TransferMiBPerSec
+	}
+	return round2(sum / float64(len(res)))
 }
 
 // variantCell is a row's variant, its failed runs marked so they are never missed.
@@ -225,8 +239,8 @@ func writeEcho(b *bytes.Buffer, spec *v1alpha1.BenchmarkSuiteSpec, rows []shapeR
 	if len(echo) == 0 {
 		return nil
 	}
-	b.WriteString("\nTCP Echo Statistics (Requests/sec is the trimmed CPS; the transfer rate is not in the child results):\n\n")
-	headers := append(leadHeaders(sweeps), "Scenario", "Messages", "Requests/sec", "Latency min (ms)", "Latency max (ms)", "Latency mean (ms)", "Latency std (ms)")
+	b.WriteString("\nTCP Echo Statistics (Requests/sec is the trimmed CPS; Transfer/sec the bytes echoed back per second, - from an older operator):\n\n")
+	headers := append(leadHeaders(sweeps), "Scenario", "Messages", "Requests/sec", "Latency min (ms)", "Latency max (ms)", "Latency mean (ms)", "Latency std (ms)", "Transfer/sec (MiB)")
 	k := len(leadHeaders(sweeps)) + 1
 	var cells [][]string
 	for _, r := range rows {
@@ -234,15 +248,19 @@ func writeEcho(b *bytes.Buffer, spec *v1alpha1.BenchmarkSuiteSpec, rows []shapeR
 			row := append(lead(r, sweeps), results.MarkdownText(sc.Name))
 			res, ok := r.results[sc.Name]
 			if !ok {
-				cells = append(cells, append(row, dashes(6)...))
+				cells = append(cells, append(row, dashes(7)...))
 				continue
 			}
 			l := res.LatencyMs
+			transfer := missing // a child of an older operator has no transfer rate
+			if res.TransferMiBPerSec > 0 {
+				transfer = strconv.FormatFloat(res.TransferMiBPerSec, 'f', 2, 64)
+			}
 			cells = append(cells, append(row, strconv.FormatInt(res.Calls, 10), strconv.FormatFloat(res.CPS, 'f', 2, 64),
-				results.FormatG(l.Min), results.FormatG(l.Max), results.FormatG(l.Mean), results.FormatG(l.StdDev)))
+				results.FormatG(l.Min), results.FormatG(l.Max), results.FormatG(l.Mean), results.FormatG(l.StdDev), transfer))
 		}
 	}
-	return results.WriteMarkdownTable(b, headers, rightOf(k, 6), cells)
+	return results.WriteMarkdownTable(b, headers, rightOf(k, 7), cells)
 }
 
 // writeSweepTable writes the packetd-style sweep table: a row per variant, sweep point and

@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/benchrun/benchrun/api/v1alpha1"
-	"github.com/benchrun/benchrun/internal/results"
 )
 
 // exprRE is the grammar the CRD's CEL rule enforces: metric, operator, absolute value or signed percentage.
@@ -200,18 +199,6 @@ func Trim(res []v1alpha1.ScenarioResult) []v1alpha1.ScenarioResult {
 	for _, r := range res {
 		r.CallsPerMinute, r.ReturnValues = nil, nil
 		out = append(out, r)
-	}
-	return out
-}
-
-// FromSummaries converts merged summaries (results.Summarize) to the API's figures.
-func FromSummaries(scs []results.ScenarioSummary) []v1alpha1.ScenarioResult {
-	out := make([]v1alpha1.ScenarioResult, 0, len(scs))
-	for _, sc := range scs {
-		l := sc.LatencyMs
-		out = append(out, v1alpha1.ScenarioResult{Name: sc.Name, Type: sc.Type, Calls: sc.Calls, Errors: sc.Errors, CPS: sc.CPS,
-			LatencyMs: v1alpha1.LatencyMs{Mean: l.Mean, P50: l.P50, P90: l.P90, P99: l.P99, P999: l.P999, Min: l.Min,
-				Max: l.Max, Median: l.Median, StdDev: l.StdDev}})
 	}
 	return out
 }
