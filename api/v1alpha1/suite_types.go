@@ -241,6 +241,8 @@ type SuiteThreshold struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*(<|<=|>|>=)\\\\s*([0-9]+(\\\\.[0-9]+)?|[+-][0-9]+(\\\\.[0-9]+)?%)\\\\s*$')",message="a threshold is '<metric> <op> <value>' with metric cps, errorRate, mean, p50, p90, p99, p999 or max and op <, <=, > or >=, such as 'p99 < 5', or relative to the reference with a sign and %, such as 'cps >= -5%'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^\\\\s*errorRate\\\\s*(<|<=|>|>=)\\\\s*(([1-9][0-9]+|[2-9])(\\\\.[0-9]+)?|1\\\\.[0-9]*[1-9][0-9]*)\\\\s*$')",message="errorRate is a fraction from 0 to 1 (errors/calls), so a value above 1 (a percent?) never decides anything: for 5 % write errorRate <= 0.05"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^\\\\s*((cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*>=\\\\s*(0+(\\\\.0*)?|-(100|[1-9][0-9]{2}|[1-9][0-9]{3,})(\\\\.[0-9]+)?%)|(cps|errorRate|mean|p50|p90|p99|p999|max)\\\\s*>\\\\s*-(10[1-9]|1[1-9][0-9]|[2-9][0-9]{2}|[1-9][0-9]{3,}|100\\\\.[0-9]*[1-9][0-9]*)(\\\\.[0-9]+)?%|errorRate\\\\s*<=\\\\s*1(\\\\.0*)?)\\\\s*$')",message="this threshold can never fail (every figure is at least 0, at least -100 % of the reference's, and errorRate at most 1), so it decides nothing: give a bound a variant can break, such as p99 < 5, cps >= -5% or errorRate <= 0.001"
 	Expr string `json:"expr"`
 
 	// Significance makes a broken relative threshold fail only when the difference from the

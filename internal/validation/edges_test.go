@@ -102,7 +102,11 @@ func TestIssue25SettingsAccepted(t *testing.T) {
 	for _, spec := range []string{`
 target: {external: {kind: http, addresses: ['web:80']}}
 load: {runners: {parallelism: 4}, scenarios: [{name: a, type: http, bodySize: 512, http: {method: POST, path: /items}, arrival: {stages: [{target: 1000, duration: 30s}, {target: 0, duration: 10s}]}}]}
-thresholds: [{expr: 'errorRate <= 0.05'}, {expr: 'errorRate <= 1'}, {expr: 'errorRate < 1.0'}, {expr: 'p99 < 50', abortOnFail: true, delayAbortEval: 10s}]`, `
+thresholds: [{expr: 'errorRate <= 0.05'}, {expr: 'errorRate < 1.0'}, {expr: 'errorRate <= 0.999'}, {expr: 'p99 < 50', abortOnFail: true, delayAbortEval: 10s}]`, `
+target: {redis: {}}
+load: {scenarios: [{name: a, type: redis.get}]}
+baseline: {name: earlier}
+thresholds: [{expr: 'cps >= +0%', abortOnFail: true}, {expr: 'cps >= -0%'}, {expr: 'cps >= -99.9%'}, {expr: 'p99 > -100%'}, {expr: 'max >= 0.001'}]`, `
 target: {external: {kind: redis, addresses: ['r:6379'], usernameSecretRef: {name: redis-auth, key: user}, passwordSecretRef: {name: redis-auth, key: password}}}
 load: {scenarios: [{name: a, type: redis.command, redisCommand: {command: 'SET key:__rand_int__ __data__', dataSize: 100}}]}
 collect: {prometheusRemoteWriteURL: 'https://prom:9090/api/v1/write', prometheusRemoteWrite: {tls: {insecureSkipVerify: true}}}`, `
@@ -139,7 +143,7 @@ thresholds: [{expr: 'p99 > 1'}, {expr: 'p99 < 20'}, {expr: 'p99 <= 20'}, {expr: 
 target: {redis: {}}
 load: {scenarios: [{name: a, type: script, script: {configMapName: s}, params: {batch: anything}}]}
 baseline: {selector: {matchExpressions: [{key: suite, operator: In, values: [nightly]}, {key: broken, operator: DoesNotExist}, {key: team, operator: Exists, values: []}]}}
-thresholds: [{expr: 'errorRate <= 1'}, {expr: 'cps >= -50%', abortOnFail: true}, {expr: 'cps <= +20%'}, {expr: 'cps <= 100'}, {expr: 'p99 <= -5%'}, {expr: 'p99 >= -10%'}]`} {
+thresholds: [{expr: 'errorRate <= 0.5'}, {expr: 'cps >= -50%', abortOnFail: true}, {expr: 'cps <= +20%'}, {expr: 'cps <= 100'}, {expr: 'p99 <= -5%'}, {expr: 'p99 >= -10%'}]`} {
 		if _, err := v.ParseFile(context.Background(), strings.NewReader(doc("edge", strings.TrimPrefix(spec, "\n")))); err != nil {
 			t.Error(err)
 		}
