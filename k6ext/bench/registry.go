@@ -15,10 +15,12 @@ import (
 // registry holds every Recorder created in this process. The lock is taken only when a VU
 // meets a scenario for the first time, when it leaves one, and when the document is built.
 type registry struct {
-	mu    sync.Mutex
-	recs  map[*results.Recorder]struct{} // live recorders
-	done  []results.Scenario             // snapshots of retired recorders
-	types map[string]string              // scenario name -> type, one per scenario
+	mu      sync.Mutex
+	recs    map[*results.Recorder]struct{} // live recorders
+	done    map[string][]results.Scenario  // snapshots of retired recorders by scenario, compacted
+	merging int                            // compactions of done under way
+	merged  *sync.Cond                     // signalled (on mu) when one ends
+	types   map[string]string              // scenario name -> type, one per scenario
 
 	// Live metrics (remote write): 0 when off. The pusher bumps epoch every interval; a VU
 	// seeing a new epoch publishes a snapshot of its recorder into live (off the hot path:
@@ -37,8 +39,10 @@ type liveSnap struct {
 
 // newRegistry returns an empty registry.
 func newRegistry() *registry {
-	return &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{},
+	g := &registry{recs: map[*results.Recorder]struct{}{}, types: map[string]string{}, done: map[string][]results.Scenario{},
 		live: map[*results.Recorder]liveSnap{}, doneLive: map[string]*liveStats{}, starts: map[string]time.Time{}}
+	g.merged = sync.NewCond(&g.mu)
+	return g
 }
 
 // recorders is the process-wide registry shared by every VU and the output.
@@ -111,8 +115,14 @@ func (g *registry) typeOf(name string) string {
 	return g.types[name]
 }
 
-// retire replaces a recorder its VU no longer uses by its (small) snapshot, so a VU holds
-// one Recorder (about 190 KiB of histogram) at a time however many scenarios it runs.
+// compactAt is how many retired snapshots of one scenario are merged into one.
+const compactAt = 32
+
+// retire replaces a recorder its VU no longer uses by its snapshot, so a VU holds one
+// Recorder (about 190 KiB of histogram) at a time however many scenarios it runs. Every
+// compactAt snapshots of a scenario are merged into one off the VU's path (compact), so a
+// runner of thousands of VUs holds a few snapshots per scenario, not one per VU (each up to
+// ~100 KiB with its latency timeline).
 func (g *registry) retire(r *results.Recorder) {
 	s := r.Scenario()
 	live := g.epoch.Load() != 0
@@ -123,7 +133,12 @@ func (g *registry) retire(r *results.Recorder) {
 	g.mu.Lock()
 	delete(g.recs, r)
 	delete(g.live, r)
-	g.done = append(g.done, s)
+	g.done[s.Name] = append(g.done[s.Name], s)
+	if batch := g.done[s.Name]; len(batch) >= compactAt {
+		g.done[s.Name] = nil
+		g.merging++
+		go g.compact(s.Name, batch)
+	}
 	if live {
 		if d := g.doneLive[s.Name]; d != nil {
 			d.add(ls)
@@ -190,11 +205,35 @@ func (g *registry) liveStatsByScenario(since int64) (map[string]*liveStats, map[
 	return out, vus
 }
 
+// compact merges a batch of retired snapshots of scenario name into one and puts it back
+// (exactly what document's merge would make of them; on an error the batch is put back as it
+// was, and document reports the error).
+func (g *registry) compact(name string, batch []results.Scenario) {
+	docs := make([]*results.Document, len(batch))
+	for i := range batch {
+		docs[i] = &results.Document{SchemaVersion: results.SchemaVersion, Scenarios: batch[i : i+1]}
+	}
+	if doc, err := results.Merge(docs...); err == nil && len(doc.Scenarios) == 1 {
+		batch = doc.Scenarios
+	}
+	g.mu.Lock()
+	g.done[name] = append(g.done[name], batch...)
+	g.merging--
+	g.merged.Broadcast()
+	g.mu.Unlock()
+}
+
 // document merges every recorder into one runner document. It must be called once the VUs
 // stopped recording (the k6 output's Stop runs after the last iteration returned).
 func (g *registry) document(runner string) (*results.Document, error) {
 	g.mu.Lock()
-	scenarios := append([]results.Scenario(nil), g.done...)
+	for g.merging > 0 {
+		g.merged.Wait()
+	}
+	var scenarios []results.Scenario
+	for _, done := range g.done {
+		scenarios = append(scenarios, done...)
+	}
 	for r := range g.recs {
 		scenarios = append(scenarios, r.Scenario())
 	}
