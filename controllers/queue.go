@@ -137,6 +137,8 @@ func (r *BenchmarkRunReconciler) stayQueued(s *step, k queueKey, waiting []v1alp
 		r.finish(s, v1alpha1.PhaseFailed, v1alpha1.ReasonQueueTimeout, msg)
 		return
 	}
+	pos, total := queuePlace(run, waiting)
+	run.Status.QueuePosition = fmt.Sprintf("%d/%d", pos, total)
 	s.setCondition(v1alpha1.ConditionQueued, metav1.ConditionTrue, k.waitReason(), queueMessage(run, k, waiting, holder))
 }
 
@@ -150,7 +152,7 @@ func (r *BenchmarkRunReconciler) leaveQueue(s *step, keys []queueKey) {
 	quietCondition(s, metav1.ConditionFalse, reason, "holds "+describeKeys(keys))
 	s.event(corev1.EventTypeNormal, reason, "holds %s; provisioning", describeKeys(keys))
 	s.run.Status.StartTime = &s.now
-	s.run.Status.Phase = v1alpha1.PhasePending
+	s.run.Status.Phase, s.run.Status.QueuePosition = v1alpha1.PhasePending, ""
 }
 
 // quietCondition sets the Queued condition without an Event of its own.
@@ -162,13 +164,7 @@ func quietCondition(s *step, status metav1.ConditionStatus, reason, message stri
 // queueMessage is "position N of M waiting for pool P; run H holds it" (or "... waiting for
 // external target host:port; ...") for the Queued condition (position 1: next in line).
 func queueMessage(run *v1alpha1.BenchmarkRun, k queueKey, waiting []v1alpha1.BenchmarkRun, holder string) string {
-	pos, total := len(waiting)+1, len(waiting)+1 // not listed yet (a stale cache): last
-	for i := range waiting {
-		if runKey(&waiting[i]) == runKey(run) {
-			pos, total = i+1, len(waiting)
-			break
-		}
-	}
+	pos, total := queuePlace(run, waiting)
 	msg := fmt.Sprintf("position %d of %d waiting for %s", pos, total, k)
 	switch {
 	case holder != "":
@@ -177,6 +173,17 @@ func queueMessage(run *v1alpha1.BenchmarkRun, k queueKey, waiting []v1alpha1.Ben
 		msg += "; run " + shortKey(run, runKey(&waiting[0])) + " is next"
 	}
 	return msg
+}
+
+// queuePlace is the run's position among the runs waiting (first in line first) and their
+// number; a run not listed yet (a stale cache) is last.
+func queuePlace(run *v1alpha1.BenchmarkRun, waiting []v1alpha1.BenchmarkRun) (pos, total int) {
+	for i := range waiting {
+		if runKey(&waiting[i]) == runKey(run) {
+			return i + 1, len(waiting)
+		}
+	}
+	return len(waiting) + 1, len(waiting) + 1
 }
 
 // shortKey drops the namespace of a run key in the run's own namespace.

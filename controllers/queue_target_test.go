@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,10 @@ func (e *env) expectQueued(name, reason, message string) {
 	c := e.queuedCondition(name)
 	if p := e.get(name).Status.Phase; p != v1alpha1.PhaseQueued || c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason || c.Message != message {
 		e.t.Fatalf("%s: phase %s condition %+v, want %s %q", name, p, c, reason, message)
+	}
+	var pos, total int
+	if _, err := fmt.Sscanf(message, "position %d of %d", &pos, &total); err != nil || e.get(name).Status.QueuePosition != fmt.Sprintf("%d/%d", pos, total) {
+		e.t.Fatalf("%s: queuePosition %q, the message says %q", name, e.get(name).Status.QueuePosition, message)
 	}
 }
 

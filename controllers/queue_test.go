@@ -85,6 +85,9 @@ func TestPoolRunsOneAfterAnother(t *testing.T) {
 			if n == "other" || !holdsPool(p) {
 				continue
 			}
+			if q := e.get(n).Status.QueuePosition; q != "" {
+				t.Fatalf("%s holds the pool (%s) with queuePosition %q", n, p, q)
+			}
 			holders++
 			if !active[n] {
 				active[n] = true
@@ -123,6 +126,9 @@ func (e *env) checkWaiting() {
 		if run.Status.Phase != v1alpha1.PhaseQueued || c == nil || c.Status != metav1.ConditionTrue || c.Reason != "WaitingForPool" || c.Message != want {
 			e.t.Fatalf("%s: phase %s condition %+v, want %q", n, run.Status.Phase, c, want)
 		}
+		if q, want := run.Status.QueuePosition, []string{"1/2", "2/2"}[i]; q != want { // kubectl get's Queue column
+			e.t.Fatalf("%s: queuePosition %q, want %q", n, q, want)
+		}
 		if e.exists(&appsv1.StatefulSet{}, targetName(run, "redis-master")) {
 			e.t.Fatalf("%s: target provisioned while queued", n)
 		}
@@ -147,8 +153,8 @@ func TestPoolQueueTimeout(t *testing.T) {
 	e.clock.Step(11 * time.Minute)
 	run := e.until("late", v1alpha1.PhaseFailed)
 	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSucceeded)
-	if c == nil || c.Reason != "QueueTimeout" || !strings.Contains(c.Message, "10m0s for load pool load-a") {
-		t.Fatalf("condition %+v", c)
+	if c == nil || c.Reason != "QueueTimeout" || !strings.Contains(c.Message, "10m0s for load pool load-a") || run.Status.QueuePosition != "" {
+		t.Fatalf("condition %+v, queuePosition %q", c, run.Status.QueuePosition)
 	}
 	if e.exists(&appsv1.StatefulSet{}, targetName(run, "redis-master")) || run.Status.Target.Endpoints != nil {
 		t.Fatal("a run that timed out in the queue provisioned its target")

@@ -73,6 +73,9 @@ func (s *step) setPhase(phase v1alpha1.Phase, reason, format string, args ...any
 		return
 	}
 	s.run.Status.Phase = phase
+	if phase != v1alpha1.PhaseQueued {
+		s.run.Status.QueuePosition = ""
+	}
 	kind := corev1.EventTypeNormal
 	if phase == v1alpha1.PhaseFailed {
 		kind = corev1.EventTypeWarning

@@ -199,6 +199,7 @@ type TimeoutsSpec struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=br;benchrun,categories=benchrun
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.status.queuePosition`
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.kind`
 // +kubebuilder:printcolumn:name="Scenarios",type=string,JSONPath=`.status.scenarios`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`

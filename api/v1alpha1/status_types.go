@@ -34,6 +34,11 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
+	// QueuePosition is the run's place in line while Queued, such as 2/3 (second of three
+	// runs waiting; 1/N: next), as the Queued condition's message says; empty otherwise.
+	// +optional
+	QueuePosition string `json:"queuePosition,omitempty"`
+
 	// Conditions are the standard conditions: Queued, BaselineResolved, TargetReady, RunnersReady, LoadComplete,
 	// ResultsCollected, ThresholdsMet, Succeeded and LiveMetrics (types and reasons: the Condition* and Reason* constants).
 	// +listType=map

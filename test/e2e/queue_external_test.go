@@ -56,6 +56,14 @@ func TestExternalTargetQueue(t *testing.T) {
 	if c == nil || c.Reason != "WaitingForTarget" || c.Message != want {
 		t.Errorf("q-second Queued condition %+v, want WaitingForTarget %q", c, want)
 	}
+	// kubectl get's Queue column (status.queuePosition) while it waits, as a person sees it.
+	got := mustKubectl(t, "", "-n", ns, "get", "benchmarkrun", "q-second")
+	t.Logf("kubectl get benchmarkrun q-second:\n%s", got)
+	if header := strings.Fields(strings.SplitN(got, "\n", 2)[0]); len(header) < 3 || header[2] != "QUEUE" {
+		t.Errorf("no QUEUE column after PHASE: %q", got)
+	} else if fields := strings.Fields(strings.SplitN(got+"\n", "\n", 3)[1]); len(fields) > 2 && fields[1] == "Queued" && fields[2] != "1/1" {
+		t.Errorf("q-second Queued, first in line, shows queue %q, want 1/1", fields[2])
+	}
 	runs := map[string]*v1alpha1.BenchmarkRun{}
 	for _, n := range []string{"q-first", "q-second", "q-optout"} {
 		runs[n] = waitPhase(t, ns, n, runTimeout, v1alpha1.PhaseSucceeded)
@@ -63,8 +71,8 @@ func TestExternalTargetQueue(t *testing.T) {
 	}
 	first, next, optOut := runs["q-first"].Status, runs["q-second"].Status, runs["q-optout"].Status
 	for _, st := range []v1alpha1.BenchmarkRunStatus{first, next, optOut} {
-		if st.LoadStartTime == nil || st.CompletionTime == nil {
-			t.Fatalf("a Succeeded run without loadStartTime or completionTime: %+v", st)
+		if st.LoadStartTime == nil || st.CompletionTime == nil || st.QueuePosition != "" {
+			t.Fatalf("a Succeeded run without loadStartTime or completionTime, or with a queue position: %+v", st)
 		}
 	}
 	if next.LoadStartTime.Before(first.CompletionTime) {
