@@ -143,7 +143,11 @@ func cmdGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Status.Target != nil {
 			kind = r.Status.Target.Kind
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(string(r.Status.Phase)), dash(string(r.Status.Verdict)),
+		phase := dash(string(r.Status.Phase))
+		if q := r.Status.QueuePosition; q != "" {
+			phase += " " + q // Queued 2/3: second of three waiting
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, phase, dash(string(r.Status.Verdict)),
 			dash(kind), dash(r.Status.BestCPS), age(r.CreationTimestamp.Time))
 		shown++
 	}

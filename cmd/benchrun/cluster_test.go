@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,9 +106,20 @@ func TestPluginOnCluster(t *testing.T) {
 	finishedRun(t, c, "bench", "redis8", 1000, 2)
 	finishedRun(t, c, "bench", "valkey", 1100, 1.8)
 
+	queued := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "waiting"}, Spec: v1alpha1.BenchmarkRunSpec{
+		Target: v1alpha1.TargetSpec{Redis: &v1alpha1.RedisTarget{}}, Load: testLoad()}}
+	if err := c.Create(context.Background(), queued); err != nil {
+		t.Fatal(err)
+	}
+	queued.Status = v1alpha1.BenchmarkRunStatus{Phase: v1alpha1.PhaseQueued, QueuePosition: "2/3"}
+	if err := c.Status().Update(context.Background(), queued); err != nil {
+		t.Fatal(err)
+	}
+
 	g := newCLI(t, env, "get")
 	if code := g.run(t); code != exitOK || !strings.Contains(g.stdout.String(), "VERDICT") ||
-		!strings.Contains(g.stdout.String(), "valkey") || !strings.Contains(g.stdout.String(), "Passed") || !strings.Contains(g.stdout.String(), "1,100 get") {
+		!strings.Contains(g.stdout.String(), "valkey") || !strings.Contains(g.stdout.String(), "Passed") || !strings.Contains(g.stdout.String(), "1,100 get") ||
+		!regexp.MustCompile(`(?m)^waiting +Queued 2/3 +- `).MatchString(g.stdout.String()) {
 		t.Errorf("get: exit %d\n%s", code, g.stdout.String())
 	}
 	r := newCLI(t, env, "report", "redis8")
