@@ -212,10 +212,7 @@ func (l *latencyRec) memBytes() int {
 
 // appendDense appends the encoding of the interval of bin counts dense and maximum mx > 0.
 func appendDense(dst []byte, dense *[latencyBinCount]int64, mx int64) []byte {
-	lo, hi := 0, LatencyBin(mx)
-	for dense[lo] == 0 {
-		lo++
-	}
+	lo, hi := firstBin(dense), LatencyBin(mx)
 	dst = binary.AppendUvarint(binary.AppendUvarint(dst, uint64(mx)), uint64(lo))
 	for i := lo; i <= hi; {
 		if n := dense[i]; n != 0 {
@@ -290,11 +287,7 @@ func denseLen(dense *[latencyBinCount]int64, mx int64) int {
 	if mx == 0 {
 		return 0
 	}
-	lo := 0
-	for dense[lo] == 0 {
-		lo++
-	}
-	return 3 + LatencyBin(mx) - lo
+	return 3 + LatencyBin(mx) - firstBin(dense)
 }
 
 // appendDenseInts appends the interval of bin counts dense and maximum mx as
@@ -303,9 +296,15 @@ func appendDenseInts(dst []int64, dense *[latencyBinCount]int64, mx int64) []int
 	if mx == 0 {
 		return dst
 	}
-	lo, hi := 0, LatencyBin(mx)
+	lo, hi := firstBin(dense), LatencyBin(mx)
+	return append(append(dst, mx, int64(lo)), dense[lo:hi+1]...)
+}
+
+// firstBin is the lowest bin of dense with calls (dense must have some).
+func firstBin(dense *[latencyBinCount]int64) int {
+	lo := 0
 	for dense[lo] == 0 {
 		lo++
 	}
-	return append(append(dst, mx, int64(lo)), dense[lo:hi+1]...)
+	return lo
 }

@@ -25,10 +25,9 @@ const TimelineMaxBuckets = 2880
 // coarsens as the scenario grows, see TimelineWidthsMs; plus the latency timeline: 2 KiB for
 // the current interval and at most LatencyTimelineMaxBuckets intervals stored compactly, about
 // 6 KiB for narrow and 26 KiB for widely spread latencies at 1,000 calls/s, see latencyrec.go).
-// It is not safe for
-// concurrent use: give each VU or goroutine its own Recorder and combine the snapshots with
-// NewDocument or Merge. Record does not allocate once the values it sees have been seen
-// before (and within the timeline capacity, 10 minutes at first, amortized afterwards).
+// It is not safe for concurrent use: give each VU or goroutine its own Recorder and combine the
+// snapshots with NewDocument or Merge. Record does not allocate once the values it sees have
+// been seen before (and within the timeline capacity, 10 minutes at first, amortized afterwards).
 type Recorder struct {
 	name, scenarioType string
 

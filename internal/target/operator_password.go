@@ -59,8 +59,8 @@ BEGIN {
 // operatorProbe is the Redis pods' readiness and liveness probe with a password: the
 // operator's own check (PONG from redis-cli) with the password quoted and given through
 // REDISCLI_AUTH instead of an unquoted -a word. A server under a benchmark on a saturated
-// node answers late: the probe waits 5 s (Kubernetes' default, 1 s, restarted servers of busy
-// nodes mid-run) and the liveness probe restarts only after a minute of failures.
+// node answers late: the probe waits 5 s (with Kubernetes' default, 1 s, a busy node's server
+// could be restarted mid-run) and the liveness probe restarts only after a minute of failures.
 func operatorProbe(liveness bool) map[string]any {
 	cmd := `RESP="$(REDISCLI_AUTH="$` + PasswordEnv + `" redis-cli -p "${REDIS_PORT:-6379}" ping)"; [ "$RESP" = PONG ]`
 	p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-ec", cmd}}},
